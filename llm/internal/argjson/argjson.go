@@ -1,0 +1,142 @@
+// Package argjson turns tool-call arguments, as servers and models send
+// them, into one JSON object: an object or a JSON string holding one (the
+// OpenAI wire), a string encoded twice, nothing at all, or slightly
+// malformed JSON that a small model wrote.
+//
+// Repairs are made only where the intent is unambiguous: trailing commas,
+// single quotes, Python literals (True, None), unquoted keys, a missing
+// closing brace or bracket, a code fence around the object. Arguments that
+// look cut off inside a string (`{"path": "notes.t`) are refused rather
+// than guessed, because running a tool on a guessed path is worse than
+// asking the model again.
+package argjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kaptinlin/jsonrepair"
+)
+
+// Empty is the arguments of a call that sent none.
+var empty = json.RawMessage(`{}`)
+
+// ErrNotObject is returned for arguments that are valid JSON but not an object.
+var ErrNotObject = errors.New("tool arguments must be a JSON object")
+
+// Normalize returns the arguments as a JSON object. repaired reports whether
+// the input had to be repaired to get there. On error, the returned error
+// says what was wrong in words a model can act on.
+func Normalize(raw []byte) (args json.RawMessage, repaired bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
+		return empty, false, nil
+	}
+	if json.Valid(raw) {
+		switch raw[0] {
+		case '{':
+			return json.RawMessage(raw), false, nil
+		case '"':
+			// A JSON string: arguments encoded twice. Decode once more.
+			var inner string
+			if err := json.Unmarshal(raw, &inner); err != nil {
+				return nil, false, err
+			}
+			a, _, err := Normalize([]byte(inner))
+			return a, true, err
+		default:
+			return nil, false, fmt.Errorf("%w, got %s", ErrNotObject, kindOf(raw[0]))
+		}
+	}
+	s := stripFence(string(raw))
+	if !strings.HasPrefix(s, "{") {
+		return nil, false, fmt.Errorf("tool arguments are not a JSON object: %s", clip(raw))
+	}
+	if unterminatedString(s) {
+		return nil, false, fmt.Errorf("tool arguments end inside a string, as if cut off: %s", clip(raw))
+	}
+	fixed, err := jsonrepair.JSONRepair(s)
+	if err != nil {
+		return nil, false, fmt.Errorf("tool arguments are not valid JSON (%v): %s", err, clip(raw))
+	}
+	fixed = strings.TrimSpace(fixed)
+	if !strings.HasPrefix(fixed, "{") || !json.Valid([]byte(fixed)) {
+		return nil, false, fmt.Errorf("tool arguments are not a JSON object: %s", clip(raw))
+	}
+	return json.RawMessage(fixed), true, nil
+}
+
+// stripFence removes a ```json … ``` fence around s, if there is one.
+func stripFence(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	s = strings.TrimPrefix(s, "```")
+	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.Contains(s[:i], "{") {
+		s = s[i+1:]
+	}
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(s, "```")
+	return strings.TrimSpace(s)
+}
+
+// unterminatedString reports whether s ends inside a quoted string (double
+// or single quotes, backslash escapes honoured).
+func unterminatedString(s string) bool {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == 0:
+			if c == '"' {
+				quote = c
+			} else if c == '\'' && opensSingle(s, i) {
+				quote = c
+			}
+		case c == '\\':
+			i++
+		case c == quote:
+			quote = 0
+		}
+	}
+	return quote != 0
+}
+
+// opensSingle reports whether the single quote at s[i] starts a string: it
+// follows a structural character, not a letter (as in "don't").
+func opensSingle(s string, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch s[j] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[', ',', ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func kindOf(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+func clip(b []byte) string {
+	const max = 200
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}

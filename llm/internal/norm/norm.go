@@ -1,0 +1,168 @@
+// Package norm turns what a provider decoded from the wire (content deltas,
+// reasoning deltas, native tool calls, a finish reason, usage) into the one
+// normalised llm event stream: reasoning inside <think> tags moved to
+// thinking, tool calls written as text made into calls, finish reasons made
+// to agree with what happened.
+package norm
+
+import (
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/internal/textcall"
+	"github.com/hearth-agent/hearth/llm/internal/thinktag"
+)
+
+// Yield is the consumer of a stream, as in llm.Stream.
+type Yield = func(llm.Event, error) bool
+
+// Normalizer is fed by a provider's decoder and yields llm events. It is not
+// safe for concurrent use.
+type Normalizer struct {
+	yield   Yield
+	split   *thinktag.Splitter
+	calls   *textcall.Extractor
+	emitted bool
+	stopped bool
+	ncalls  int
+	// sawContent is set once any content arrived; sawReasoning once
+	// native reasoning did.
+	sawContent bool
+}
+
+// Options configure a Normalizer for one request.
+type Options struct {
+	// Tools are the names of the tools the request offered; text tool
+	// calls are looked for only when there are some.
+	Tools []string
+	// ImplicitThink says the chat template opened a <think> block in the
+	// prompt, so the reply starts inside it.
+	ImplicitThink bool
+}
+
+// New returns a Normalizer that yields to yield.
+func New(opts Options, yield Yield) *Normalizer {
+	n := &Normalizer{yield: yield, split: thinktag.New(opts.ImplicitThink)}
+	if len(opts.Tools) > 0 {
+		offered := make(map[string]bool, len(opts.Tools))
+		for _, t := range opts.Tools {
+			offered[t] = true
+		}
+		n.calls = textcall.New(func(name string) bool { return offered[name] }, n.text, n.textCall)
+	}
+	return n
+}
+
+// Emitted reports whether any event has been yielded; after that a failed
+// request must not be retried.
+func (n *Normalizer) Emitted() bool { return n.emitted }
+
+// Stopped reports whether the consumer stopped the stream.
+func (n *Normalizer) Stopped() bool { return n.stopped }
+
+func (n *Normalizer) send(ev llm.Event) bool {
+	if n.stopped {
+		return false
+	}
+	n.emitted = true
+	if !n.yield(ev, nil) {
+		n.stopped = true
+	}
+	return !n.stopped
+}
+
+// Content feeds a piece of the answer text as the server sent it.
+func (n *Normalizer) Content(s string) bool {
+	if s == "" {
+		return !n.stopped
+	}
+	n.sawContent = true
+	n.split.Feed(s, n.fromSplit)
+	return !n.stopped
+}
+
+// Reasoning feeds a piece of reasoning the server sent apart from the text.
+func (n *Normalizer) Reasoning(s string) bool {
+	if s == "" {
+		return !n.stopped
+	}
+	if !n.sawContent {
+		// The server separates reasoning itself: the content that follows
+		// is the answer, not an implicit thinking block.
+		n.split.Reset(false)
+	}
+	return n.send(llm.Event{Kind: llm.EventThinking, Text: s})
+}
+
+func (n *Normalizer) fromSplit(thinking bool, s string) {
+	if thinking {
+		n.send(llm.Event{Kind: llm.EventThinking, Text: s})
+		return
+	}
+	if n.calls != nil {
+		n.calls.Feed(s)
+		return
+	}
+	n.text(s)
+}
+
+func (n *Normalizer) text(s string) {
+	n.send(llm.Event{Kind: llm.EventText, Text: s})
+}
+
+func (n *Normalizer) textCall(tc llm.ToolCall) {
+	n.ToolCall(tc)
+}
+
+// ToolCall yields one complete tool call.
+func (n *Normalizer) ToolCall(tc llm.ToolCall) bool {
+	if tc.ID == "" {
+		tc.ID = llm.NewCallID()
+	}
+	if len(tc.Args) == 0 {
+		tc.Args = []byte(`{}`)
+	}
+	n.ncalls++
+	return n.send(llm.Event{Kind: llm.EventToolCall, ToolCall: &tc})
+}
+
+// Flush ends the text: anything held by the think splitter or the call
+// extractor is decided and yielded.
+func (n *Normalizer) Flush() bool {
+	n.split.Flush(n.fromSplit)
+	if n.calls != nil {
+		n.calls.Flush()
+	}
+	return !n.stopped
+}
+
+// Finish flushes, then yields usage (if any) and EventDone. reason is the
+// server's finish reason, normalised here: a reply that made tool calls ends
+// with FinishToolCalls whatever the server said, unless it was cut by length.
+func (n *Normalizer) Finish(reason llm.FinishReason, usage *llm.Usage, truncated bool) bool {
+	if !n.Flush() {
+		return false
+	}
+	switch {
+	case n.ncalls > 0 && reason != llm.FinishLength:
+		reason = llm.FinishToolCalls
+	case reason == llm.FinishToolCalls && n.ncalls == 0:
+		reason = llm.FinishStop
+	case reason == "":
+		reason = llm.FinishStop
+	}
+	if usage != nil && !n.send(llm.Event{Kind: llm.EventUsage, Usage: usage}) {
+		return false
+	}
+	return n.send(llm.Event{Kind: llm.EventDone, Done: &llm.Done{Reason: reason, PromptTruncated: truncated}})
+}
+
+// FinishReason maps a server's finish reason to the normalised one.
+func FinishReason(s string) llm.FinishReason {
+	switch s {
+	case "length", "max_tokens", "model_length":
+		return llm.FinishLength
+	case "tool_calls", "function_call", "tool_use":
+		return llm.FinishToolCalls
+	default:
+		return llm.FinishStop
+	}
+}

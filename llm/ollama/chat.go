@@ -1,0 +1,271 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/internal/argjson"
+	"github.com/hearth-agent/hearth/llm/internal/norm"
+	"github.com/hearth-agent/hearth/llm/internal/wire"
+)
+
+// Wire types of /api/chat.
+
+type chatRequest struct {
+	Model     string         `json:"model"`
+	Messages  []message      `json:"messages"`
+	Tools     []tool         `json:"tools,omitempty"`
+	Stream    bool           `json:"stream"`
+	Think     any            `json:"think,omitempty"`
+	KeepAlive string         `json:"keep_alive,omitempty"`
+	Options   map[string]any `json:"options,omitempty"`
+	Truncate  *bool          `json:"truncate,omitempty"`
+}
+
+type message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	Thinking   string     `json:"thinking,omitempty"`
+	Images     [][]byte   `json:"images,omitempty"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+type toolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Index     *int            `json:"index,omitempty"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type chatChunk struct {
+	Message struct {
+		Content   string     `json:"content"`
+		Thinking  string     `json:"thinking"`
+		ToolCalls []toolCall `json:"tool_calls"`
+	} `json:"message"`
+	Done            bool   `json:"done"`
+	DoneReason      string `json:"done_reason"`
+	PromptEvalCount int    `json:"prompt_eval_count"`
+	EvalCount       int    `json:"eval_count"`
+	Error           string `json:"error"`
+}
+
+// reset clears c for the next line. encoding/json leaves absent fields as
+// they were, and a reused tool-call element would keep a previous call's id.
+func (c *chatChunk) reset() { *c = chatChunk{} }
+
+// Chat streams /api/chat (or, with req.NoStream, makes one call and yields
+// the same events from its answer).
+func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
+	return func(yield func(llm.Event, error) bool) {
+		model := p.model(req.Model)
+		if model == "" {
+			yield(llm.Event{}, &llm.Error{Provider: "ollama", Op: "chat", Code: llm.CodeInvalidRequest,
+				Message: "no model given", Hint: "choose one with --model (`hearth models` lists them)"})
+			return
+		}
+		numCtx := req.ContextLength
+		if numCtx == 0 {
+			// Best effort: without /api/show the server's default applies.
+			if m, err := p.show(ctx, model); err == nil {
+				numCtx = p.window(m)
+				if m.numCtx > 0 && p.opts.NumCtx == 0 {
+					numCtx = m.numCtx
+				}
+			}
+		}
+		body, err := json.Marshal(p.wireRequest(req, model, numCtx))
+		if err != nil {
+			yield(llm.Event{}, &llm.Error{Provider: "ollama", Op: "chat", Code: llm.CodeInvalidRequest, Message: "encoding the request: " + err.Error(), Err: err})
+			return
+		}
+		tools := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			tools[i] = t.Name
+		}
+		var n *norm.Normalizer
+		err = p.client.Do(ctx, func() (bool, error) {
+			n = norm.New(norm.Options{Tools: tools}, yield)
+			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/api/chat"), body)
+			if err != nil {
+				return false, p.withModels(ctx, err, model)
+			}
+			defer b.Close()
+			err = p.decode(b, n, promptBound(req), numCtx)
+			return n.Emitted(), err
+		})
+		if err != nil && !n.Stopped() && !errors.Is(err, wire.ErrStopped) {
+			yield(llm.Event{}, err)
+		}
+	}
+}
+
+// decode reads the NDJSON stream (or one JSON object) into n.
+func (p *Provider) decode(b *wire.Body, n *norm.Normalizer, promptMin, numCtx int) error {
+	dec := wire.NewNDJSON(b)
+	var c chatChunk
+	for {
+		line, err := dec.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return p.client.Truncated("chat")
+			}
+			return b.Err(err)
+		}
+		c.reset()
+		if err := json.Unmarshal(line, &c); err != nil {
+			return p.client.Malformed("chat", line, err)
+		}
+		if c.Error != "" {
+			return p.client.FromStream("chat", c.Error, "")
+		}
+		if !n.Reasoning(c.Message.Thinking) || !n.Content(c.Message.Content) {
+			return wire.ErrStopped
+		}
+		for _, tc := range c.Message.ToolCalls {
+			if !n.ToolCall(convertCall(tc)) {
+				return wire.ErrStopped
+			}
+		}
+		if c.Done {
+			var usage *llm.Usage
+			if c.PromptEvalCount > 0 || c.EvalCount > 0 {
+				usage = &llm.Usage{InputTokens: c.PromptEvalCount, OutputTokens: c.EvalCount}
+			}
+			truncated := c.PromptEvalCount > 0 && (c.PromptEvalCount < promptMin || (numCtx > 0 && c.PromptEvalCount >= numCtx))
+			if !n.Finish(norm.FinishReason(c.DoneReason), usage, truncated) {
+				return wire.ErrStopped
+			}
+			return nil
+		}
+	}
+}
+
+func convertCall(tc toolCall) llm.ToolCall {
+	out := llm.ToolCall{ID: tc.ID, Name: tc.Function.Name}
+	args, repaired, err := argjson.Normalize(tc.Function.Arguments)
+	if err != nil {
+		out.Args, out.ArgsError = json.RawMessage(`{}`), err.Error()
+	} else {
+		out.Args, out.Repaired = append(json.RawMessage(nil), args...), repaired
+	}
+	return out
+}
+
+// promptBound is a lower bound on the tokens the prompt takes: no tokenizer
+// packs more than about six bytes of text into a token. A server that reports
+// evaluating fewer tokens than this dropped part of the prompt.
+func promptBound(req *llm.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n / 6
+}
+
+func (p *Provider) wireRequest(req *llm.Request, model string, numCtx int) *chatRequest {
+	w := &chatRequest{Model: model, Stream: !req.NoStream, Messages: make([]message, 0, len(req.Messages))}
+	// Reasoning is sent back only for the turn in progress (after the last
+	// user message), where it links tool calls to their results; older
+	// reasoning would only fill the window.
+	lastUser := -1
+	for i, m := range req.Messages {
+		if m.Role == llm.RoleUser {
+			lastUser = i
+		}
+	}
+	for i, m := range req.Messages {
+		wm := message{Role: string(m.Role), Content: m.Content, Images: m.Images, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
+		if i > lastUser {
+			wm.Thinking = m.Thinking
+		}
+		for j, tc := range m.ToolCalls {
+			var c toolCall
+			c.ID = tc.ID
+			idx := j
+			c.Function.Index = &idx
+			c.Function.Name = tc.Name
+			c.Function.Arguments = tc.Args
+			if len(c.Function.Arguments) == 0 {
+				c.Function.Arguments = json.RawMessage(`{}`)
+			}
+			wm.ToolCalls = append(wm.ToolCalls, c)
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	if req.ToolChoice != llm.ToolChoiceNone {
+		for _, t := range req.Tools {
+			var wt tool
+			wt.Type = "function"
+			wt.Function.Name, wt.Function.Description, wt.Function.Parameters = t.Name, t.Description, t.Parameters
+			if len(wt.Function.Parameters) == 0 {
+				wt.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			w.Tools = append(w.Tools, wt)
+		}
+	}
+	if t := req.Think; t != nil {
+		switch {
+		case !t.Enabled:
+			w.Think = false
+		case t.Level != "":
+			w.Think = t.Level
+		default:
+			w.Think = true
+		}
+	}
+	ka := req.KeepAlive
+	if ka == 0 {
+		ka = p.opts.KeepAlive
+	}
+	if ka != 0 {
+		w.KeepAlive = ka.String()
+	}
+	opts := map[string]any{}
+	if numCtx > 0 {
+		opts["num_ctx"] = numCtx
+	}
+	if req.Temperature != nil {
+		opts["temperature"] = *req.Temperature
+	}
+	if req.TopP != nil {
+		opts["top_p"] = *req.TopP
+	}
+	if req.Seed != nil {
+		opts["seed"] = *req.Seed
+	}
+	if req.MaxTokens > 0 {
+		opts["num_predict"] = req.MaxTokens
+	}
+	if len(req.Stop) > 0 {
+		opts["stop"] = req.Stop
+	}
+	if len(opts) > 0 {
+		w.Options = opts
+	}
+	if !p.opts.AllowTruncation {
+		f := false
+		w.Truncate = &f
+	}
+	return w
+}
