@@ -168,4 +168,3 @@ func (s *SSE) Next() (*SSEvent, error) {
 		}
 	}
 }
-
