@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Part is one step of a scripted reply, rendered into either dialect by
@@ -258,8 +259,15 @@ func (d Dialect) Stream(model string, parts ...Part) Scenario {
 			pieces := []string{p.args}
 			if d.ArgPieces > 0 {
 				pieces = nil
-				for i := 0; i < len(p.args); i += d.ArgPieces {
-					pieces = append(pieces, p.args[i:min(i+d.ArgPieces, len(p.args))])
+				// Cut on rune boundaries: a JSON string holds valid UTF-8,
+				// so no server can send half a character in one delta.
+				for i := 0; i < len(p.args); {
+					j := min(i+d.ArgPieces, len(p.args))
+					for j < len(p.args) && !utf8.RuneStart(p.args[j]) {
+						j++
+					}
+					pieces = append(pieces, p.args[i:j])
+					i = j
 				}
 			}
 			add(sseChunk(model, map[string]any{"tool_calls": []any{map[string]any{"index": idx, "id": id, "type": "function",

@@ -105,6 +105,7 @@ type Server struct {
 	requests []Request
 	models   []Model
 	version  string
+	gone     int
 }
 
 // Model is a model the server has: listed on /api/tags and /v1/models,
@@ -208,9 +209,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.play(w, r, sc)
 }
 
+// ClientsGone reports how many responses were cut short because the client
+// closed the connection (a cancelled request, a consumer that stopped).
+func (s *Server) ClientsGone() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone
+}
+
+func (s *Server) clientGone() {
+	s.mu.Lock()
+	s.gone++
+	s.mu.Unlock()
+}
+
 func (s *Server) play(w http.ResponseWriter, r *http.Request, sc Scenario) {
 	ctx := r.Context()
 	if !sleep(ctx.Done(), sc.HeaderDelay) {
+		s.clientGone()
 		return
 	}
 	for k, v := range sc.Header {
@@ -228,18 +244,24 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, sc Scenario) {
 	rc.Flush()
 	for _, c := range sc.Chunks {
 		if !sleep(ctx.Done(), c.Delay) {
+			s.clientGone()
 			return
 		}
 		if _, err := io.WriteString(w, c.Data); err != nil {
+			s.clientGone()
 			return
 		}
-		rc.Flush()
+		if rc.Flush() != nil {
+			s.clientGone()
+			return
+		}
 	}
 	switch {
 	case sc.Disconnect:
 		panic(http.ErrAbortHandler) // the server drops the connection
 	case sc.Hang:
 		<-ctx.Done()
+		s.clientGone()
 	}
 }
 

@@ -83,12 +83,12 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 		}
 		numCtx := req.ContextLength
 		if numCtx == 0 {
+			numCtx = p.opts.NumCtx
+		}
+		if numCtx == 0 {
 			// Best effort: without /api/show the server's default applies.
 			if m, err := p.show(ctx, model); err == nil {
 				numCtx = p.window(m)
-				if m.numCtx > 0 && p.opts.NumCtx == 0 {
-					numCtx = m.numCtx
-				}
 			}
 		}
 		body, err := json.Marshal(p.wireRequest(req, model, numCtx))
