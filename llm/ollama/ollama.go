@@ -63,6 +63,9 @@ type Options struct {
 	MaxRetries int
 	// HTTPClient is used for every request; nil means a default one.
 	HTTPClient *http.Client
+	// Header is added to every request (an authenticating proxy in front
+	// of Ollama).
+	Header http.Header
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -159,6 +162,7 @@ func New(opts Options) *Provider {
 				AuthHint:        "the server behind this address wants credentials; Ollama itself does not",
 			},
 			HTTP:             hc,
+			Header:           opts.Header,
 			IdleTimeout:      opts.IdleTimeout,
 			FirstByteTimeout: opts.FirstByteTimeout,
 			Retry:            retry,

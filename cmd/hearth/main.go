@@ -1,0 +1,176 @@
+// Command hearth runs an AI agent against models on your own machine
+// (Ollama, vLLM, LM Studio, llama.cpp's server, any OpenAI-compatible
+// endpoint).
+//
+// This file turns flags into library calls and errors into exit codes:
+//
+//	0   success
+//	1   the work failed (the server is unreachable, the model is missing, …)
+//	2   bad usage or configuration
+//	130 interrupted (Ctrl-C)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/providers"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// stdio is the command's standard streams.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// usageError marks an error as the user's to fix in the command line or
+// configuration (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// app holds what every command shares.
+type app struct {
+	io      stdio
+	getenv  func(string) string
+	flags   providers.Config
+	verbose bool
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, io stdio, getenv func(string) string) int {
+	a := &app{io: io, getenv: getenv}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil || llm.CodeOf(err) == llm.CodeCancelled:
+		fmt.Fprintln(io.err, "hearth: interrupted")
+		return exitInterrupted
+	case errors.Is(err, errNotReady):
+		return exitFailed // the report said why
+	}
+	fmt.Fprintf(io.err, "hearth: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(io.err, "Run 'hearth --help' for usage.")
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hearth",
+		Short: "A local-first AI agent for the models on your own machine",
+		Long: `Hearth runs an AI agent against models on your own machine: Ollama by
+default, or any OpenAI-compatible server (vLLM, LM Studio, llama.cpp's
+server, Ollama's /v1).
+
+Which server and model to use comes from flags, then the environment:
+  HEARTH_PROVIDER, HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_NUM_CTX
+  OLLAMA_HOST                        where Ollama listens (default 127.0.0.1:11434)
+  OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai
+
+Start with 'hearth doctor' to check that your server and model are ready.`,
+		Example: `  hearth doctor --model qwen3:4b
+  hearth models
+  hearth --provider openai --base-url http://localhost:8000/v1 models`,
+		Version:       buildinfo.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetOut(a.io.out)
+	root.SetErr(a.io.err)
+	root.SetIn(a.io.in)
+	root.SetVersionTemplate("hearth {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.flags.Kind, "provider", "", "model server dialect: ollama, or openai for any OpenAI-compatible server (env HEARTH_PROVIDER; default ollama)")
+	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
+	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
+	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log requests to stderr")
+	root.AddCommand(a.modelsCommand(), a.doctorCommand())
+	return root
+}
+
+// provider builds the provider the flags and environment describe.
+func (a *app) provider() (llm.Provider, providers.Config, error) {
+	cfg := a.flags
+	if s := a.getenv("HEARTH_NUM_CTX"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, cfg, usageError{fmt.Errorf("HEARTH_NUM_CTX=%q: want a number of tokens", s)}
+		}
+		cfg.NumCtx = n
+	}
+	if a.verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(a.io.err, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg, err := providers.Resolve(cfg, a.getenv)
+	if err != nil {
+		return nil, cfg, usageError{err}
+	}
+	p, err := providers.New(cfg)
+	if err != nil {
+		return nil, cfg, usageError{err}
+	}
+	return p, cfg, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// colors says whether to color output for w: a terminal, and NO_COLOR unset.
+func (a *app) colors(w io.Writer) bool {
+	return isTerminal(w) && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+		}
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+	}
+	return nil
+}

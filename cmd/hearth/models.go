@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+func (a *app) modelsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the models the server has, with what each can do",
+		Long: `List the models the configured server has: size, context window, and
+capabilities (tools, thinking, vision). Ollama says what each model can do;
+OpenAI-compatible servers do not, and their capabilities show as "?" unless
+configured.`,
+		Example: `  hearth models
+  hearth models --json
+  hearth --provider openai --base-url http://localhost:1234/v1 models`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, _, err := a.provider()
+			if err != nil {
+				return err
+			}
+			models, err := p.Models(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.io.out)
+				enc.SetIndent("", "  ")
+				if models == nil {
+					models = []llm.ModelInfo{}
+				}
+				return enc.Encode(models)
+			}
+			if len(models) == 0 {
+				fmt.Fprintln(a.io.err, "The server has no models.")
+				if p.Kind() == "ollama" {
+					fmt.Fprintln(a.io.err, "Pull one, e.g. `ollama pull qwen3:4b`.")
+				}
+				return nil
+			}
+			w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tPARAMS\tQUANT\tCONTEXT\tCAPABILITIES")
+			for _, m := range models {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.Name, dash(m.ParameterSize), dash(m.Quantization), contextOf(m), capsOf(m))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func contextOf(m llm.ModelInfo) string {
+	switch {
+	case m.ContextLength > 0 && m.TrainedContextLength > m.ContextLength:
+		return fmt.Sprintf("%d/%d", m.ContextLength, m.TrainedContextLength)
+	case m.ContextLength > 0:
+		return fmt.Sprint(m.ContextLength)
+	case m.TrainedContextLength > 0:
+		return fmt.Sprint(m.TrainedContextLength)
+	}
+	return "-"
+}
+
+func capsOf(m llm.ModelInfo) string {
+	if !m.CapabilitiesKnown {
+		return "?"
+	}
+	if len(m.Capabilities) == 0 {
+		return "-"
+	}
+	s := make([]string, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,314 @@
+// Package doctor checks that a model server is ready for Hearth: that it
+// answers, which version it is, that the chosen model is there and can call
+// tools, how large its context window is, and that it answers a chat. Each
+// problem comes with the fix.
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+// Outcomes, from best to worst.
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Check is one line of the report.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Report is the whole diagnosis.
+type Report struct {
+	Provider string  `json:"provider"`
+	BaseURL  string  `json:"base_url"`
+	Model    string  `json:"model,omitempty"`
+	Checks   []Check `json:"checks"`
+	// Ready is true when no check failed.
+	Ready bool `json:"ready"`
+}
+
+// MinContext is the smallest context window that leaves room for Hearth's
+// system prompt, tool definitions and a few turns of work.
+const MinContext = 8192
+
+// minOllama is the oldest Ollama with streamed tool calls and thinking.
+var minOllama = [3]int{0, 9, 0}
+
+// Options tune Run.
+type Options struct {
+	// Model is the model to check; empty checks the server only and says
+	// how to choose one.
+	Model string
+	// SkipChat leaves out the live chat, which loads the model.
+	SkipChat bool
+	// Progress, if set, is told what is being checked (for a spinner).
+	Progress func(step string)
+}
+
+// Run diagnoses p.
+func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Report {
+	r := &Report{Provider: p.Kind(), BaseURL: baseURL, Model: opts.Model}
+	add := func(c Check) { r.Checks = append(r.Checks, c) }
+	progress := func(s string) {
+		if opts.Progress != nil {
+			opts.Progress(s)
+		}
+	}
+	defer func() {
+		r.Ready = true
+		for _, c := range r.Checks {
+			if c.Status == Fail {
+				r.Ready = false
+			}
+		}
+	}()
+
+	progress("reaching the server")
+	info, err := p.Health(ctx)
+	if err != nil {
+		add(fromError("server", err))
+		add(Check{Name: "model", Status: Skip, Detail: "not checked: the server did not answer"})
+		return r
+	}
+	detail := fmt.Sprintf("%s answers at %s in %s", kindName(p.Kind()), info.BaseURL, info.Latency.Round(time.Millisecond))
+	if info.Version != "" {
+		detail = fmt.Sprintf("%s %s answers at %s in %s", kindName(p.Kind()), info.Version, info.BaseURL, info.Latency.Round(time.Millisecond))
+	}
+	add(Check{Name: "server", Status: OK, Detail: detail})
+	if p.Kind() == "ollama" {
+		add(versionCheck(info.Version))
+	}
+
+	progress("listing models")
+	models, err := p.Models(ctx)
+	if err != nil {
+		add(fromError("models", err))
+		return r
+	}
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.Name
+	}
+	if len(models) == 0 {
+		fix := "load a model into the server"
+		if p.Kind() == "ollama" {
+			fix = "pull one, e.g. `ollama pull qwen3:4b` (small, thinks, calls tools)"
+		}
+		add(Check{Name: "models", Status: Fail, Detail: "the server has no models", Fix: fix})
+		return r
+	}
+	add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%d available: %s", len(models), clipList(names, 8))})
+
+	if opts.Model == "" {
+		add(Check{Name: "model", Status: Fail, Detail: "no model chosen",
+			Fix: fmt.Sprintf("choose one with --model (or HEARTH_MODEL), e.g. --model %s", suggest(models))})
+		return r
+	}
+	progress("describing " + opts.Model)
+	mi, err := p.ModelInfo(ctx, opts.Model)
+	if err != nil {
+		c := fromError("model", err)
+		if llm.CodeOf(err) == llm.CodeModelNotFound {
+			c.Detail = fmt.Sprintf("%q is not on the server", opts.Model)
+			if p.Kind() == "ollama" {
+				c.Fix = fmt.Sprintf("pull it with `ollama pull %s`, or choose one of: %s", opts.Model, clipList(names, 8))
+			} else {
+				c.Fix = "choose one of: " + clipList(names, 8)
+			}
+		}
+		add(c)
+		return r
+	}
+	add(Check{Name: "model", Status: OK, Detail: describe(mi)})
+	add(toolsCheck(mi))
+	add(thinkingCheck(mi))
+	add(contextCheck(p.Kind(), mi))
+
+	if opts.SkipChat {
+		return r
+	}
+	progress("asking " + opts.Model + " for a one-word answer (the first call loads the model)")
+	add(chatCheck(ctx, p, opts.Model))
+	return r
+}
+
+func kindName(k string) string {
+	if k == "ollama" {
+		return "Ollama"
+	}
+	return "OpenAI-compatible server"
+}
+
+func fromError(name string, err error) Check {
+	c := Check{Name: name, Status: Fail, Detail: err.Error()}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		c.Detail = le.Message
+		if len(le.Available) > 0 {
+			c.Detail += " (available: " + clipList(le.Available, 8) + ")"
+		}
+		c.Fix = le.Hint
+	}
+	return c
+}
+
+func versionCheck(v string) Check {
+	got, ok := parseVersion(v)
+	switch {
+	case !ok:
+		return Check{Name: "version", Status: Warn, Detail: fmt.Sprintf("cannot read the version %q", v)}
+	case compare(got, minOllama) < 0:
+		return Check{Name: "version", Status: Warn,
+			Detail: fmt.Sprintf("Ollama %s is older than %d.%d: streamed tool calls and thinking may not work", v, minOllama[0], minOllama[1]),
+			Fix:    "upgrade Ollama (https://ollama.com/download)"}
+	}
+	return Check{Name: "version", Status: OK, Detail: "Ollama " + v + " streams tool calls and thinking"}
+}
+
+func parseVersion(v string) ([3]int, bool) {
+	var out [3]int
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	v, _, _ = strings.Cut(v, "-")
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return out, false
+	}
+	for i := 0; i < len(parts) && i < 3; i++ {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return out, false
+		}
+		out[i] = n
+	}
+	return out, true
+}
+
+func compare(a, b [3]int) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func describe(m *llm.ModelInfo) string {
+	var parts []string
+	if m.ParameterSize != "" {
+		parts = append(parts, m.ParameterSize+" parameters")
+	}
+	if m.Quantization != "" {
+		parts = append(parts, m.Quantization)
+	}
+	d := m.Name + " is on the server"
+	if len(parts) > 0 {
+		d += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return d
+}
+
+func toolsCheck(m *llm.ModelInfo) Check {
+	switch {
+	case m.Has(llm.CapTools):
+		return Check{Name: "tools", Status: OK, Detail: "calls tools natively"}
+	case !m.CapabilitiesKnown:
+		return Check{Name: "tools", Status: Warn, Detail: "the server does not say whether the model calls tools",
+			Fix: "if it does, say so in the config (capabilities = [\"tools\"]); Hearth also reads tool calls written as text"}
+	}
+	return Check{Name: "tools", Status: Warn, Detail: "no native tool calling: Hearth will read tool calls the model writes as text, which small models do unreliably",
+		Fix: "for agent work choose a model with tools (qwen3, llama3.1, mistral-nemo, gpt-oss)"}
+}
+
+func thinkingCheck(m *llm.ModelInfo) Check {
+	if m.Has(llm.CapThinking) {
+		return Check{Name: "thinking", Status: OK, Detail: "reasons before answering; the reasoning is shown apart from the answer"}
+	}
+	if !m.CapabilitiesKnown {
+		return Check{Name: "thinking", Status: OK, Detail: "unknown; <think> tags in the answer are shown as reasoning anyway"}
+	}
+	return Check{Name: "thinking", Status: OK, Detail: "no separate reasoning (not needed)"}
+}
+
+func contextCheck(kind string, m *llm.ModelInfo) Check {
+	n := m.ContextLength
+	if n == 0 {
+		n = m.TrainedContextLength
+	}
+	switch {
+	case n == 0:
+		return Check{Name: "context", Status: Warn, Detail: "the server does not say how long the context window is",
+			Fix: "set the model's context length in the config so Hearth can keep the conversation inside it"}
+	case n < MinContext:
+		fix := "choose a model with a longer context"
+		if kind == "ollama" && m.TrainedContextLength > n {
+			fix = fmt.Sprintf("the model supports %d: raise num_ctx (HEARTH_NUM_CTX or the model's Modelfile)", m.TrainedContextLength)
+		}
+		return Check{Name: "context", Status: Warn, Detail: fmt.Sprintf("%d tokens: tight for agent work (Hearth wants %d+)", n, MinContext), Fix: fix}
+	}
+	d := fmt.Sprintf("%d tokens", n)
+	if m.TrainedContextLength > n {
+		d += fmt.Sprintf(" (of the model's %d)", m.TrainedContextLength)
+	}
+	return Check{Name: "context", Status: OK, Detail: d}
+}
+
+func chatCheck(ctx context.Context, p llm.Provider, model string) Check {
+	start := time.Now()
+	res, err := llm.Collect(p.Chat(ctx, &llm.Request{Model: model, MaxTokens: 16,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the single word: ready"}}}))
+	if err != nil {
+		c := fromError("chat", err)
+		if res != nil && (res.Message.Content != "" || res.Message.Thinking != "") {
+			c.Detail += " (after a partial answer)"
+		}
+		return c
+	}
+	d := fmt.Sprintf("answered in %s", time.Since(start).Round(time.Millisecond))
+	if res.Done != nil && res.Done.PromptTruncated {
+		return Check{Name: "chat", Status: Warn, Detail: d + ", but the server cut the prompt", Fix: "raise the context window"}
+	}
+	if strings.TrimSpace(res.Message.Content) == "" && len(res.Message.ToolCalls) == 0 {
+		if res.Message.Thinking != "" {
+			return Check{Name: "chat", Status: OK, Detail: d + " (reasoning only within 16 tokens)"}
+		}
+		return Check{Name: "chat", Status: Warn, Detail: d + " with an empty answer"}
+	}
+	return Check{Name: "chat", Status: OK, Detail: d}
+}
+
+// suggest names a model to try: one with tools if the server says.
+func suggest(models []llm.ModelInfo) string {
+	for _, m := range models {
+		if m.Has(llm.CapTools) {
+			return m.Name
+		}
+	}
+	return models[0].Name
+}
+
+func clipList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}

@@ -1,0 +1,68 @@
+package doctor
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hearth-agent/hearth/llm/llmtest"
+	"github.com/hearth-agent/hearth/llm/ollama"
+	"github.com/hearth-agent/hearth/llm/openai"
+)
+
+func TestVersionCheck(t *testing.T) {
+	for v, want := range map[string]Status{"0.17.4": OK, "0.9.0": OK, "v1.2.3-rc1": OK, "0.6.8": Warn, "0.1": Warn, "banana": Warn} {
+		if got := versionCheck(v).Status; got != want {
+			t.Errorf("version %q: %s, want %s", v, got, want)
+		}
+	}
+}
+
+func find(r *Report, name string) Check {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return Check{}
+}
+
+func TestRun(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.AddModel(llmtest.Model{Name: "qwen3:4b", Capabilities: []string{"completion", "tools", "thinking"}, ContextLength: 40960})
+	srv.AddModel(llmtest.Model{Name: "old:7b", Capabilities: []string{"completion"}, ContextLength: 2048})
+	ctx := context.Background()
+	p := ollama.New(ollama.Options{BaseURL: srv.URL})
+
+	srv.Enqueue("/api/chat", llmtest.OllamaStream("qwen3:4b", llmtest.Text("ready")))
+	r := Run(ctx, p, srv.URL, Options{Model: "qwen3:4b"})
+	if !r.Ready || find(r, "tools").Status != OK || find(r, "thinking").Status != OK || find(r, "chat").Status != OK {
+		t.Errorf("good model: %+v", r)
+	}
+
+	r = Run(ctx, p, srv.URL, Options{Model: "old:7b", SkipChat: true})
+	if !r.Ready || find(r, "tools").Status != Warn || find(r, "context").Status != Warn {
+		t.Errorf("weak model should be ready with warnings: %+v", r)
+	}
+
+	srv.Enqueue("/api/chat", llmtest.OllamaError(500, "llama runner process has terminated: out of memory"))
+	srv.Enqueue("/api/chat", llmtest.OllamaError(500, "llama runner process has terminated: out of memory"))
+	srv.Enqueue("/api/chat", llmtest.OllamaError(500, "llama runner process has terminated: out of memory"))
+	r = Run(ctx, ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1}), srv.URL, Options{Model: "qwen3:4b"})
+	if c := find(r, "chat"); r.Ready || c.Status != Fail || !strings.Contains(c.Detail, "out of memory") {
+		t.Errorf("failing chat: %+v", c)
+	}
+
+	o := openai.New(openai.Options{BaseURL: srv.OpenAIURL()})
+	r = Run(ctx, o, srv.OpenAIURL(), Options{Model: "qwen3:4b", SkipChat: true})
+	if !r.Ready || find(r, "tools").Status != Warn || !strings.Contains(find(r, "tools").Fix, "config") {
+		t.Errorf("openai unknown capabilities: %+v", r)
+	}
+
+	empty := llmtest.JSONResponse(200, map[string]any{"object": "list", "data": []any{}})
+	srv.Enqueue("/v1/models", empty, empty) // the health check lists models too
+	r = Run(ctx, o, srv.OpenAIURL(), Options{Model: "x"})
+	if r.Ready || find(r, "models").Status != Fail {
+		t.Errorf("no models: %+v", r)
+	}
+}

@@ -1,0 +1,50 @@
+package providers
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   Config
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{"defaults to local Ollama", Config{}, nil, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434"}, ""},
+		{"OLLAMA_HOST", Config{}, map[string]string{"OLLAMA_HOST": "0.0.0.0:11555"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11555"}, ""},
+		{"flag beats HEARTH_ beats OLLAMA_HOST", Config{BaseURL: "a:1"}, map[string]string{"HEARTH_BASE_URL": "b:2", "OLLAMA_HOST": "c:3"}, Config{Kind: "ollama", BaseURL: "http://a:1"}, ""},
+		{"HEARTH_BASE_URL beats OLLAMA_HOST", Config{}, map[string]string{"HEARTH_BASE_URL": "b:2", "OLLAMA_HOST": "c:3"}, Config{Kind: "ollama", BaseURL: "http://b:2"}, ""},
+		{"openai from env", Config{Kind: "openai"}, map[string]string{"OPENAI_BASE_URL": "http://localhost:8000", "OPENAI_API_KEY": "sk-1"},
+			Config{Kind: "openai", BaseURL: "http://localhost:8000/v1", APIKey: "sk-1"}, ""},
+		{"only OPENAI_BASE_URL set means openai", Config{}, map[string]string{"OPENAI_BASE_URL": "http://localhost:1234/v1"}, Config{Kind: "openai", BaseURL: "http://localhost:1234/v1"}, ""},
+		{"OPENAI_BASE_URL ignored when OLLAMA_HOST set", Config{}, map[string]string{"OPENAI_BASE_URL": "http://x/v1", "OLLAMA_HOST": "y:1"}, Config{Kind: "ollama", BaseURL: "http://y:1"}, ""},
+		{"openai default is OpenAI", Config{Kind: "OpenAI"}, nil, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1"}, ""},
+		{"key flag beats env", Config{Kind: "openai", APIKey: "flag"}, map[string]string{"OPENAI_API_KEY": "env", "HEARTH_API_KEY": "h"}, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "flag"}, ""},
+		{"HEARTH_API_KEY beats OPENAI_API_KEY", Config{Kind: "openai"}, map[string]string{"OPENAI_API_KEY": "env", "HEARTH_API_KEY": "h"}, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "h"}, ""},
+		{"model from env", Config{}, map[string]string{"HEARTH_MODEL": "qwen3:4b"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", Model: "qwen3:4b"}, ""},
+		{"unknown kind", Config{Kind: "anthropic"}, nil, Config{}, "unknown provider"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Resolve(tc.flags, func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tc.want.Kind || got.BaseURL != tc.want.BaseURL || got.APIKey != tc.want.APIKey || got.Model != tc.want.Model {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+			if _, err := New(got); err != nil {
+				t.Errorf("New: %v", err)
+			}
+		})
+	}
+}
