@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/internal/argjson"
 	"github.com/hearth-agent/hearth/llm/internal/norm"
 	"github.com/hearth-agent/hearth/llm/internal/wire"
+	"github.com/valyala/fastjson"
 )
 
 // Wire types of /api/chat.
@@ -53,23 +54,6 @@ type tool struct {
 		Parameters  json.RawMessage `json:"parameters"`
 	} `json:"function"`
 }
-
-type chatChunk struct {
-	Message struct {
-		Content   string     `json:"content"`
-		Thinking  string     `json:"thinking"`
-		ToolCalls []toolCall `json:"tool_calls"`
-	} `json:"message"`
-	Done            bool   `json:"done"`
-	DoneReason      string `json:"done_reason"`
-	PromptEvalCount int    `json:"prompt_eval_count"`
-	EvalCount       int    `json:"eval_count"`
-	Error           string `json:"error"`
-}
-
-// reset clears c for the next line. encoding/json leaves absent fields as
-// they were, and a reused tool-call element would keep a previous call's id.
-func (c *chatChunk) reset() { *c = chatChunk{} }
 
 // Chat streams /api/chat (or, with req.NoStream, makes one call and yields
 // the same events from its answer).
@@ -117,10 +101,12 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 	}
 }
 
-// decode reads the NDJSON stream (or one JSON object) into n.
+// decode reads the NDJSON stream (or the one JSON object of a
+// non-streamed answer) into n. Lines are read with a reusable parser and only
+// the fields Hearth uses: this is the hot path, one call per streamed chunk.
 func (p *Provider) decode(b *wire.Body, n *norm.Normalizer, promptMin, numCtx int) error {
 	dec := wire.NewNDJSON(b)
-	var c chatChunk
+	var parser fastjson.Parser
 	for {
 		line, err := dec.Next()
 		if err != nil {
@@ -129,28 +115,34 @@ func (p *Provider) decode(b *wire.Body, n *norm.Normalizer, promptMin, numCtx in
 			}
 			return b.Err(err)
 		}
-		c.reset()
-		if err := json.Unmarshal(line, &c); err != nil {
+		v, err := parser.ParseBytes(line)
+		if err != nil {
 			return p.client.Malformed("chat", line, err)
 		}
-		if c.Error != "" {
-			return p.client.FromStream("chat", c.Error, "")
+		if e := v.GetStringBytes("error"); len(e) > 0 {
+			return p.client.FromStream("chat", string(e), "")
 		}
-		if !n.Reasoning(c.Message.Thinking) || !n.Content(c.Message.Content) {
-			return wire.ErrStopped
-		}
-		for _, tc := range c.Message.ToolCalls {
-			if !n.ToolCall(convertCall(tc)) {
+		if m := v.Get("message"); m != nil {
+			if t := m.GetStringBytes("thinking"); len(t) > 0 && !n.Reasoning(string(t)) {
 				return wire.ErrStopped
 			}
-		}
-		if c.Done {
-			var usage *llm.Usage
-			if c.PromptEvalCount > 0 || c.EvalCount > 0 {
-				usage = &llm.Usage{InputTokens: c.PromptEvalCount, OutputTokens: c.EvalCount}
+			if c := m.GetStringBytes("content"); len(c) > 0 && !n.Content(string(c)) {
+				return wire.ErrStopped
 			}
-			truncated := c.PromptEvalCount > 0 && (c.PromptEvalCount < promptMin || (numCtx > 0 && c.PromptEvalCount >= numCtx))
-			if !n.Finish(norm.FinishReason(c.DoneReason), usage, truncated) {
+			for _, tc := range m.GetArray("tool_calls") {
+				if !n.ToolCall(convertCall(tc)) {
+					return wire.ErrStopped
+				}
+			}
+		}
+		if v.GetBool("done") {
+			in, out := v.GetInt("prompt_eval_count"), v.GetInt("eval_count")
+			var usage *llm.Usage
+			if in > 0 || out > 0 {
+				usage = &llm.Usage{InputTokens: in, OutputTokens: out}
+			}
+			truncated := in > 0 && (in < promptMin || (numCtx > 0 && in >= numCtx))
+			if !n.Finish(norm.FinishReason(string(v.GetStringBytes("done_reason"))), usage, truncated) {
 				return wire.ErrStopped
 			}
 			return nil
@@ -158,9 +150,20 @@ func (p *Provider) decode(b *wire.Body, n *norm.Normalizer, promptMin, numCtx in
 	}
 }
 
-func convertCall(tc toolCall) llm.ToolCall {
-	out := llm.ToolCall{ID: tc.ID, Name: tc.Function.Name}
-	args, repaired, err := argjson.Normalize(tc.Function.Arguments)
+// convertCall reads one of Ollama's tool calls: arguments are an object
+// (older servers send no id and no index; the normaliser makes an id).
+func convertCall(tc *fastjson.Value) llm.ToolCall {
+	fn := tc.Get("function")
+	out := llm.ToolCall{ID: string(tc.GetStringBytes("id")), Name: string(fn.GetStringBytes("name"))}
+	var raw []byte
+	if a := fn.Get("arguments"); a != nil {
+		if a.Type() == fastjson.TypeString {
+			raw = a.GetStringBytes()
+		} else {
+			raw = a.MarshalTo(nil)
+		}
+	}
+	args, repaired, err := argjson.Normalize(raw)
 	if err != nil {
 		out.Args, out.ArgsError = json.RawMessage(`{}`), err.Error()
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/internal/argjson"
 	"github.com/hearth-agent/hearth/llm/internal/norm"
 	"github.com/hearth-agent/hearth/llm/internal/wire"
+	"github.com/valyala/fastjson"
 )
 
 // Wire types of /chat/completions.
@@ -77,48 +78,75 @@ type toolFunction struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// Response chunks: only the fields Hearth uses are decoded.
-
-type chunk struct {
-	Choices []choice        `json:"choices"`
-	Usage   *usage          `json:"usage"`
-	Error   json.RawMessage `json:"error"`
-}
-
-type choice struct {
-	Index        int    `json:"index"`
-	Delta        delta  `json:"delta"`
-	Message      delta  `json:"message"`
-	FinishReason string `json:"finish_reason"`
-}
-
-type delta struct {
-	Content          string      `json:"content"`
-	Reasoning        string      `json:"reasoning"`
-	ReasoningContent string      `json:"reasoning_content"`
-	ToolCalls        []deltaCall `json:"tool_calls"`
-}
-
+// deltaCall is one tool-call delta as the wire sent it.
 type deltaCall struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
+	// Index is nil when the server sent none (old Ollama /v1).
+	Index *int
+	ID    string
+	Name  string
+	// Args is a piece of the arguments string, or a whole arguments object
+	// when ArgsObject is set (llama.cpp and some gateways send objects).
+	Args       string
+	ArgsObject bool
 }
 
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+// readDelta applies a delta (streamed) or message (whole) object to n and
+// the call assembly. Only the fields Hearth uses are read, with a reusable
+// parser: this is the hot path, one call per streamed chunk.
+func readDelta(d *fastjson.Value, n *norm.Normalizer, cs *calls) bool {
+	if d == nil || d.Type() != fastjson.TypeObject {
+		return true
+	}
+	r := d.GetStringBytes("reasoning_content")
+	if len(r) == 0 {
+		r = d.GetStringBytes("reasoning")
+	}
+	if len(r) > 0 && !n.Reasoning(string(r)) {
+		return false
+	}
+	if c := d.GetStringBytes("content"); len(c) > 0 && !n.Content(string(c)) {
+		return false
+	}
+	for i, tc := range d.GetArray("tool_calls") {
+		var dc deltaCall
+		if iv := tc.Get("index"); iv != nil && iv.Type() == fastjson.TypeNumber {
+			idx := iv.GetInt()
+			dc.Index = &idx
+		} else if cs.whole {
+			dc.Index = &i
+		}
+		dc.ID = string(tc.GetStringBytes("id"))
+		fn := tc.Get("function")
+		if fn != nil {
+			dc.Name = string(fn.GetStringBytes("name"))
+			switch a := fn.Get("arguments"); {
+			case a == nil:
+			case a.Type() == fastjson.TypeString:
+				dc.Args = string(a.GetStringBytes())
+			case a.Type() == fastjson.TypeObject:
+				dc.Args, dc.ArgsObject = string(a.MarshalTo(nil)), true
+			}
+		}
+		cs.add(&dc)
+	}
+	return true
 }
 
-// reset clears c for the next chunk, keeping the choices' storage.
-// encoding/json leaves fields absent from (or null in) the input untouched.
-func (c *chunk) reset() {
-	ch := c.Choices[:cap(c.Choices)]
-	clear(ch)
-	*c = chunk{Choices: ch[:0]}
+// streamError returns the error a chunk carries, if any.
+func (p *Provider) streamError(v *fastjson.Value, data []byte) error {
+	if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull {
+		msg, code := wire.ParseErrorBody(data)
+		return p.client.FromStream("chat", msg, code)
+	}
+	return nil
+}
+
+func usageOf(v *fastjson.Value) *llm.Usage {
+	u := v.Get("usage")
+	if u == nil || u.Type() != fastjson.TypeObject {
+		return nil
+	}
+	return &llm.Usage{InputTokens: u.GetInt("prompt_tokens"), OutputTokens: u.GetInt("completion_tokens")}
 }
 
 // Chat streams /chat/completions (or, with req.NoStream, makes one call and
@@ -165,7 +193,10 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 
 // calls assembles streamed tool-call deltas.
 type calls struct {
-	list []*partialCall
+	// whole is set for a non-streamed message, whose calls may lack an
+	// index because they are not pieces.
+	whole bool
+	list  []*partialCall
 	// byIndex maps a delta's index to the call it continues.
 	byIndex map[int]*partialCall
 }
@@ -188,8 +219,8 @@ func (cs *calls) add(d *deltaCall) {
 	if cur == nil && idx == -1 && len(cs.list) > 0 {
 		cur = cs.list[len(cs.list)-1]
 	}
-	if cur == nil || (d.ID != "" && cur.id != "" && d.ID != cur.id && d.Function.Name != "") ||
-		(d.Function.Name != "" && cur.name != "" && cur.args.Len() > 0 && d.ID == "" && idx == -1) {
+	if cur == nil || (d.ID != "" && cur.id != "" && d.ID != cur.id && d.Name != "") ||
+		(d.Name != "" && cur.name != "" && cur.args.Len() > 0 && d.ID == "" && idx == -1) {
 		cur = &partialCall{id: d.ID}
 		cs.list = append(cs.list, cur)
 		if cs.byIndex == nil {
@@ -200,19 +231,14 @@ func (cs *calls) add(d *deltaCall) {
 	if cur.id == "" {
 		cur.id = d.ID
 	}
-	if d.Function.Name != "" {
-		if cur.name == "" || cur.args.Len() == 0 {
-			cur.name = d.Function.Name
-		}
+	if d.Name != "" && (cur.name == "" || cur.args.Len() == 0) {
+		cur.name = d.Name
 	}
-	raw := d.Function.Arguments
-	if s, ok := jsonString(raw); ok {
-		cur.args.WriteString(s)
-	} else if len(raw) > 0 && string(raw) != "null" {
-		// An object (llama.cpp, some gateways): a whole value, not a piece.
+	if d.ArgsObject {
+		// A whole value, not a piece.
 		cur.args.Reset()
-		cur.args.Write(raw)
 	}
+	cur.args.WriteString(d.Args)
 }
 
 func (cs *calls) flush(n *norm.Normalizer) bool {
@@ -237,7 +263,7 @@ func (cs *calls) flush(n *norm.Normalizer) bool {
 
 func (p *Provider) decodeStream(b *wire.Body, n *norm.Normalizer) error {
 	sse := wire.NewSSE(b)
-	var c chunk
+	var parser fastjson.Parser
 	var cs calls
 	var finish string
 	var u *llm.Usage
@@ -273,30 +299,25 @@ func (p *Provider) decodeStream(b *wire.Body, n *norm.Normalizer) error {
 		if bytes.Equal(data, []byte("[DONE]")) {
 			return end()
 		}
-		c.reset()
-		if err := json.Unmarshal(data, &c); err != nil {
+		v, err := parser.ParseBytes(data)
+		if err != nil {
 			return p.client.Malformed("chat", data, err)
 		}
-		if len(c.Error) > 0 && string(c.Error) != "null" {
-			msg, code := wire.ParseErrorBody(data)
-			return p.client.FromStream("chat", msg, code)
+		if err := p.streamError(v, data); err != nil {
+			return err
 		}
-		if c.Usage != nil {
-			u = &llm.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		if x := usageOf(v); x != nil {
+			u = x
 		}
-		for i := range c.Choices {
-			ch := &c.Choices[i]
-			if ch.Index != 0 {
+		for _, ch := range v.GetArray("choices") {
+			if ch.GetInt("index") != 0 {
 				continue
 			}
-			if !n.Reasoning(reasoningOf(&ch.Delta)) || !n.Content(ch.Delta.Content) {
+			if !readDelta(ch.Get("delta"), n, &cs) {
 				return wire.ErrStopped
 			}
-			for j := range ch.Delta.ToolCalls {
-				cs.add(&ch.Delta.ToolCalls[j])
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
+			if fr := ch.GetStringBytes("finish_reason"); len(fr) > 0 {
+				finish = string(fr)
 			}
 		}
 	}
@@ -307,47 +328,26 @@ func (p *Provider) decodeWhole(b *wire.Body, n *norm.Normalizer) error {
 	if err != nil {
 		return b.Err(err)
 	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	var parser fastjson.Parser
+	v, err := parser.ParseBytes(data)
+	if err != nil {
 		return p.client.Malformed("chat", data, err)
 	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		msg, code := wire.ParseErrorBody(data)
-		return p.client.FromStream("chat", msg, code)
+	if err := p.streamError(v, data); err != nil {
+		return err
 	}
-	if len(c.Choices) == 0 {
+	choices := v.GetArray("choices")
+	if len(choices) == 0 {
 		return p.client.Malformed("chat", data, errors.New("no choices"))
 	}
-	ch := &c.Choices[0]
-	m := &ch.Message
-	if !n.Reasoning(reasoningOf(m)) || !n.Content(m.Content) {
+	cs := calls{whole: true}
+	if !readDelta(choices[0].Get("message"), n, &cs) {
 		return wire.ErrStopped
 	}
-	var cs calls
-	for j := range m.ToolCalls {
-		tc := &m.ToolCalls[j]
-		if tc.Index == nil {
-			i := j
-			tc.Index = &i
-		}
-		cs.add(tc)
-	}
-	var u *llm.Usage
-	if c.Usage != nil {
-		u = &llm.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
-	}
-	if !cs.flush(n) || !n.Finish(norm.FinishReason(ch.FinishReason), u, false) {
+	if !cs.flush(n) || !n.Finish(norm.FinishReason(string(choices[0].GetStringBytes("finish_reason"))), usageOf(v), false) {
 		return wire.ErrStopped
 	}
 	return nil
-}
-
-// reasoningOf returns the reasoning a delta carries, under either name.
-func reasoningOf(d *delta) string {
-	if d.ReasoningContent != "" {
-		return d.ReasoningContent
-	}
-	return d.Reasoning
 }
 
 func (p *Provider) wireRequest(req *llm.Request, model string) *chatRequest {

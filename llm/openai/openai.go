@@ -12,7 +12,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -283,16 +282,4 @@ func (p *Provider) withModels(ctx context.Context, err error) error {
 		}
 	}
 	return le
-}
-
-// jsonString reports whether raw is a JSON string and returns it decoded.
-func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
 }

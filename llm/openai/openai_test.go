@@ -161,10 +161,12 @@ func TestEmbed(t *testing.T) {
 func TestToolCallAssembly(t *testing.T) {
 	i := func(n int) *int { return &n }
 	d := func(idx *int, id, name, args string) deltaCall {
-		var c deltaCall
-		c.Index, c.ID, c.Function.Name = idx, id, name
-		if args != "" {
-			c.Function.Arguments = json.RawMessage(args)
+		c := deltaCall{Index: idx, ID: id, Name: name}
+		switch {
+		case strings.HasPrefix(args, "{"):
+			c.Args, c.ArgsObject = args, true
+		case args != "" && args != "null":
+			json.Unmarshal([]byte(args), &c.Args)
 		}
 		return c
 	}
