@@ -80,9 +80,13 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 			yield(llm.Event{}, &llm.Error{Provider: "ollama", Op: "chat", Code: llm.CodeInvalidRequest, Message: "encoding the request: " + err.Error(), Err: err})
 			return
 		}
-		tools := make([]string, len(req.Tools))
-		for i, t := range req.Tools {
-			tools[i] = t.Name
+		// Tools refused with ToolChoiceNone are not sent, and a call the
+		// model writes as text anyway stays text.
+		var tools []string
+		if req.ToolChoice != llm.ToolChoiceNone {
+			for _, t := range req.Tools {
+				tools = append(tools, t.Name)
+			}
 		}
 		var n *norm.Normalizer
 		err = p.client.Do(ctx, func() (bool, error) {

@@ -164,7 +164,9 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 			yield(llm.Event{}, &llm.Error{Provider: "openai", Op: "chat", Code: llm.CodeInvalidRequest, Message: "encoding the request: " + err.Error(), Err: err})
 			return
 		}
-		opts := norm.Options{ImplicitThink: p.opts.Models[model].ImplicitThink || (req.Think != nil && req.Think.Enabled)}
+		// Whether the template opened <think> in the prompt cannot be seen
+		// in the stream until it is too late: only configuration says.
+		opts := norm.Options{ImplicitThink: p.modelConfig(model).ImplicitThink}
 		if req.ToolChoice != llm.ToolChoiceNone {
 			for _, t := range req.Tools {
 				opts.Tools = append(opts.Tools, t.Name)

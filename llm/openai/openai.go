@@ -184,7 +184,7 @@ func (p *Provider) info(e modelEntry) llm.ModelInfo {
 	case e.Meta.NCtxTrain > 0:
 		mi.TrainedContextLength = e.Meta.NCtxTrain
 	}
-	if mc, ok := p.opts.Models[e.ID]; ok {
+	if mc, ok := p.lookupConfig(e.ID); ok {
 		mi.Capabilities = append(mi.Capabilities, mc.Capabilities...)
 		mi.CapabilitiesKnown = true
 		if mc.ContextLength > 0 {
@@ -217,7 +217,7 @@ func (p *Provider) ModelInfo(ctx context.Context, model string) (*llm.ModelInfo,
 	}
 	names := make([]string, 0, len(es))
 	for _, e := range es {
-		if e.ID == model {
+		if sameModel(e.ID, model) {
 			mi := p.info(e)
 			return &mi, nil
 		}
@@ -282,4 +282,29 @@ func (p *Provider) withModels(ctx context.Context, err error) error {
 		}
 	}
 	return le
+}
+
+// sameModel reports whether a listed model id names the requested model;
+// Ollama's /v1 lists "tiny:latest" for a model used as "tiny".
+func sameModel(listed, want string) bool {
+	return listed == want || listed == want+":latest" || strings.TrimSuffix(listed, ":latest") == strings.TrimSuffix(want, ":latest")
+}
+
+// lookupConfig finds the configuration of a model by name, allowing for a
+// ":latest" tag on either side.
+func (p *Provider) lookupConfig(model string) (ModelConfig, bool) {
+	if mc, ok := p.opts.Models[model]; ok {
+		return mc, true
+	}
+	for name, mc := range p.opts.Models {
+		if sameModel(name, model) {
+			return mc, true
+		}
+	}
+	return ModelConfig{}, false
+}
+
+func (p *Provider) modelConfig(model string) ModelConfig {
+	mc, _ := p.lookupConfig(model)
+	return mc
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# peer-models.sh - create the scripted models that llm/integration_test.go
+# needs on the offline Ollama peer (../shared/ollama-peer, relative to the
+# repository root). The peer must already be up:
+#
+#   ../shared/ollama-peer/up.sh          # build (first time) and start it
+#   scripts/peer-models.sh               # add the scripted models below
+#   HEARTH_OLLAMA_URL=http://127.0.0.1:11555 go test -race ./llm/ -run Integration -v
+#
+# The tests use `tiny` and `tiny-tools` (made by up.sh itself) and:
+#
+#   tiny-fenced  always writes a ```json fenced block calling get_weather,
+#                which Ollama does not parse as a tool call (its parser for
+#                this template looks for <tool_call>), so Hearth must;
+#   tiny-think   always writes a <think>…</think> block before its answer,
+#                which Ollama leaves in the content for a model without the
+#                thinking capability, so Hearth must move it to thinking.
+#
+# Safe to re-run: creating a model again replaces it with the same one.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
+[ -x "$UP" ] || { echo "peer script not found at $UP (set PEER_UP)" >&2; exit 1; }
+
+"$UP" model tiny-fenced \
+  '["```json\n", "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}", "\n```"]' \
+  'You are a tiny scripted test model that writes its tool calls as fenced JSON.'
+
+"$UP" model tiny-think \
+  '["<think>", "The user greets me.", " I should greet back.", "</think>", "Hello", " there!"]' \
+  'You are a tiny scripted test model that thinks aloud in <think> tags.'
