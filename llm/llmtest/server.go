@@ -123,9 +123,16 @@ type Model struct {
 
 // New starts a server that will be closed when t ends.
 func New(t testing.TB) *Server {
+	s := NewServer()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewServer starts a server outside a test (an example, a benchmark
+// harness); the caller closes it.
+func NewServer() *Server {
 	s := &Server{queues: map[string][]Scenario{}, fallback: map[string]Scenario{}, version: "0.17.4"}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 

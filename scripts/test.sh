@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test.sh - Hearth's whole test suite, as CI runs it.
+#
+#   scripts/test.sh            vet, gofmt, race-enabled tests, short fuzzing,
+#                              and integration tests against a real Ollama
+#
+# The integration tests need a real Ollama server. When ../shared/ollama-peer
+# (beside this repository) exists, this script builds and starts one offline
+# with tiny models (the first build takes several minutes; later runs reuse
+# its cache) and points the tests at it. Set HEARTH_OLLAMA_URL to use a
+# server of your own instead, or HEARTH_SKIP_PEER=1 to skip them.
+#
+# Knobs: FUZZTIME (default 5s per fuzz target; 0 skips fuzzing).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+log() { printf '\n== %s\n' "$*"; }
+
+log "go vet"
+go vet ./...
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+PEER=${PEER_DIR:-$ROOT/../shared/ollama-peer}
+if [ -z "${HEARTH_OLLAMA_URL:-}" ] && [ "${HEARTH_SKIP_PEER:-0}" != 1 ]; then
+  if [ -x "$PEER/up.sh" ]; then
+    log "starting the Ollama peer (first build takes minutes)"
+    "$PEER/up.sh"
+    PEER_UP="$PEER/up.sh" scripts/peer-models.sh
+    export HEARTH_OLLAMA_URL=http://${PEER_HOST:-127.0.0.1:11555}
+  else
+    echo "no Ollama peer at $PEER: integration tests will skip (set HEARTH_OLLAMA_URL to run them)"
+  fi
+fi
+
+log "go test -race ./..."
+go test -race -count=1 ./...
+
+FUZZTIME=${FUZZTIME:-5s}
+if [ "$FUZZTIME" != 0 ]; then
+  log "fuzzing each target for $FUZZTIME"
+  for pkg in $(go list ./...); do
+    dir=$(go list -f '{{.Dir}}' "$pkg")
+    for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
+      echo "-- $pkg $target"
+      go test -run='^$' -fuzz="^$target\$" -fuzztime="$FUZZTIME" "$pkg" | tail -1
+    done
+  done
+fi
+
+log "all tests passed"
