@@ -161,28 +161,37 @@ func OllamaStream(model string, parts ...Part) Scenario {
 	return sc
 }
 
-// OllamaWhole renders parts as a non-streaming /api/chat answer.
-func OllamaWhole(model string, parts ...Part) Scenario {
-	s := parse(parts)
-	var text, thinking strings.Builder
-	var calls []any
+// whole gathers the parts of a non-streamed answer; call renders each tool
+// call (n counts from 1). errMsg is set if the script fails.
+func whole(parts []Part, call func(p Part, n int) any) (text, thinking string, calls []any, errMsg string) {
+	var tb, th strings.Builder
 	n := 0
 	for _, p := range parts {
 		switch p.kind {
 		case "text":
-			text.WriteString(p.text)
+			tb.WriteString(p.text)
 		case "thinking":
-			thinking.WriteString(p.text)
+			th.WriteString(p.text)
 		case "call":
 			n++
-			calls = append(calls, ollamaCall(p, n))
+			calls = append(calls, call(p, n))
 		case "error":
-			return OllamaError(500, p.text)
+			return "", "", nil, p.text
 		}
 	}
-	msg := map[string]any{"role": "assistant", "content": text.String()}
-	if thinking.Len() > 0 {
-		msg["thinking"] = thinking.String()
+	return tb.String(), th.String(), calls, ""
+}
+
+// OllamaWhole renders parts as a non-streaming /api/chat answer.
+func OllamaWhole(model string, parts ...Part) Scenario {
+	s := parse(parts)
+	text, thinking, calls, errMsg := whole(parts, func(p Part, n int) any { return ollamaCall(p, n) })
+	if errMsg != "" {
+		return OllamaError(500, errMsg)
+	}
+	msg := map[string]any{"role": "assistant", "content": text}
+	if thinking != "" {
+		msg["thinking"] = thinking
 	}
 	if calls != nil {
 		msg["tool_calls"] = calls
@@ -318,30 +327,20 @@ func (d Dialect) Whole(model string, parts ...Part) Scenario {
 	if rf == "" {
 		rf = "reasoning_content"
 	}
-	var text, thinking strings.Builder
-	var calls []any
-	n := 0
-	for _, p := range parts {
-		switch p.kind {
-		case "text":
-			text.WriteString(p.text)
-		case "thinking":
-			thinking.WriteString(p.text)
-		case "call":
-			n++
-			var args any = p.args
-			if d.ArgsAsObject {
-				args = json.RawMessage(p.args)
-			}
-			calls = append(calls, map[string]any{"id": callID(p, n), "index": n - 1, "type": "function",
-				"function": map[string]any{"name": p.name, "arguments": args}})
-		case "error":
-			return OpenAIError(500, p.text, "server_error", "")
+	text, thinking, calls, errMsg := whole(parts, func(p Part, n int) any {
+		var args any = p.args
+		if d.ArgsAsObject {
+			args = json.RawMessage(p.args)
 		}
+		return map[string]any{"id": callID(p, n), "index": n - 1, "type": "function",
+			"function": map[string]any{"name": p.name, "arguments": args}}
+	})
+	if errMsg != "" {
+		return OpenAIError(500, errMsg, "server_error", "")
 	}
-	msg := map[string]any{"role": "assistant", "content": text.String()}
-	if thinking.Len() > 0 {
-		msg[rf] = thinking.String()
+	msg := map[string]any{"role": "assistant", "content": text}
+	if thinking != "" {
+		msg[rf] = thinking
 	}
 	if calls != nil {
 		msg["tool_calls"] = calls

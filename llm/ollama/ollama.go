@@ -140,13 +140,6 @@ func New(opts Options) *Provider {
 		base = ParseHost(base)
 	}
 	base = strings.TrimRight(base, "/")
-	retry := wire.DefaultRetry
-	switch {
-	case opts.MaxRetries < 0:
-		retry.Max = 0
-	case opts.MaxRetries > 0:
-		retry.Max = opts.MaxRetries
-	}
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = wire.NewHTTPClient()
@@ -165,7 +158,7 @@ func New(opts Options) *Provider {
 			Header:           opts.Header,
 			IdleTimeout:      opts.IdleTimeout,
 			FirstByteTimeout: opts.FirstByteTimeout,
-			Retry:            retry,
+			Retry:            wire.RetryFor(opts.MaxRetries),
 			Log:              opts.Logger,
 		},
 		shown: map[string]*modelMeta{},

@@ -90,13 +90,6 @@ func NormalizeBaseURL(s string) string {
 // New returns a Provider.
 func New(opts Options) *Provider {
 	base := NormalizeBaseURL(opts.BaseURL)
-	retry := wire.DefaultRetry
-	switch {
-	case opts.MaxRetries < 0:
-		retry.Max = 0
-	case opts.MaxRetries > 0:
-		retry.Max = opts.MaxRetries
-	}
 	hdr := http.Header{}
 	for k, v := range opts.Header {
 		hdr[k] = v
@@ -124,7 +117,7 @@ func New(opts Options) *Provider {
 			Header:           hdr,
 			IdleTimeout:      opts.IdleTimeout,
 			FirstByteTimeout: opts.FirstByteTimeout,
-			Retry:            retry,
+			Retry:            wire.RetryFor(opts.MaxRetries),
 			Log:              opts.Logger,
 		},
 	}

@@ -40,8 +40,19 @@ type Retry struct {
 	MaxWait time.Duration
 }
 
-// DefaultRetry retries twice, after about 0.5 s and 1 s.
-var DefaultRetry = Retry{Max: 2, Base: 500 * time.Millisecond, MaxWait: 30 * time.Second}
+// RetryFor returns the retry policy for a provider's MaxRetries option:
+// 0 means the default of two retries (after about 0.5 s and 1 s), negative
+// means none.
+func RetryFor(maxRetries int) Retry {
+	r := Retry{Max: 2, Base: 500 * time.Millisecond, MaxWait: 30 * time.Second}
+	switch {
+	case maxRetries < 0:
+		r.Max = 0
+	case maxRetries > 0:
+		r.Max = maxRetries
+	}
+	return r
+}
 
 // Client sends requests to one server.
 type Client struct {

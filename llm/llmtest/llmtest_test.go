@@ -1,0 +1,70 @@
+package llmtest
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `# source: https://example.com/capture
+# server: test
+# what: two events
+# client: {"implicit_think":true}
+# expect: {"text":"hi","finish":"stop","usage":{"input":3,"output":1}}
+>>> POST /v1/chat/completions
+>>> body: {"model":"m","stream":true}
+>>> response (curl -i):
+HTTP/1.1 200 OK
+Content-Type: text/event-stream
+Date: Sat, 21 Nov 2026 16:25:58 GMT
+Transfer-Encoding: chunked
+
+data: {"a":1}
+
+data: [DONE]
+
+`
+
+func TestParseTranscript(t *testing.T) {
+	tr, err := ParseTranscript(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Source != "https://example.com/capture" || tr.Method != "POST" || tr.Path != "/v1/chat/completions" ||
+		string(tr.RequestBody) != `{"model":"m","stream":true}` || !tr.Client.ImplicitThink {
+		t.Errorf("header: %+v", tr)
+	}
+	if tr.Expect == nil || tr.Expect.Text != "hi" || tr.Expect.Usage.Input != 3 {
+		t.Errorf("expect: %+v", tr.Expect)
+	}
+	r := tr.Response
+	if r.Status != 200 || r.Header.Get("Date") != "" || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("response header: %d %v", r.Status, r.Header)
+	}
+	if len(r.Chunks) != 2 || r.Chunks[0].Data != "data: {\"a\":1}\n\n" {
+		t.Errorf("chunks: %q", r.Chunks)
+	}
+	for _, bad := range []string{"no response", ">>> response\nHTTP/1.1 abc\n", "# expect: {nope\n>>> response\n"} {
+		if _, err := ParseTranscript(bad); err == nil {
+			t.Errorf("ParseTranscript(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	sc := Scenario{Chunks: []Chunk{{Data: "abc"}, {Data: "def"}}}
+	got := sc.Split(4, 1, 99)
+	var parts []string
+	for _, c := range got.Chunks {
+		parts = append(parts, c.Data)
+	}
+	if strings.Join(parts, "|") != "a|bcd|ef" || sc.Body() != got.Body() {
+		t.Errorf("split: %q", parts)
+	}
+}
+
+func TestArgPiecesKeepRunes(t *testing.T) {
+	sc := Dialect{ArgPieces: 1}.Stream("m", Call("f", `{"a":"é"}`))
+	if strings.Contains(sc.Body(), `\ufffd`) || strings.Contains(sc.Body(), "\ufffd") {
+		t.Errorf("a rune was cut in two:\n%s", sc.Body())
+	}
+}
