@@ -1,0 +1,183 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// Registry holds the tools an agent may offer, by name. It is safe for
+// concurrent use.
+type Registry struct {
+	mu      sync.RWMutex
+	tools   map[string]Tool
+	order   []string
+	schemas map[string]*jsonschema.Resolved
+}
+
+// NewRegistry returns a registry holding tools.
+func NewRegistry(tools ...Tool) (*Registry, error) {
+	r := &Registry{tools: map[string]Tool{}, schemas: map[string]*jsonschema.Resolved{}}
+	for _, t := range tools {
+		if err := r.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// validName is what every provider accepts as a function name.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Add registers t. Its name must be unique and its schema valid.
+func (r *Registry) Add(t Tool) error {
+	spec := t.Spec()
+	if !validName(spec.Name) {
+		return fmt.Errorf("tool name %q: use 1 to 64 letters, digits, _ or -", spec.Name)
+	}
+	rs, err := resolveSchema(spec.Parameters)
+	if err != nil {
+		return fmt.Errorf("tool %s: %w", spec.Name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[spec.Name]; dup {
+		return fmt.Errorf("tool %s is registered twice", spec.Name)
+	}
+	r.tools[spec.Name] = t
+	r.schemas[spec.Name] = rs
+	r.order = append(r.order, spec.Name)
+	return nil
+}
+
+func resolveSchema(params json.RawMessage) (*jsonschema.Resolved, error) {
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object"}`)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(params, &s); err != nil {
+		return nil, fmt.Errorf("parameters are not a JSON Schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("parameters schema: %w", err)
+	}
+	return rs, nil
+}
+
+// Get returns the tool with that name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names returns the registered names in the order they were added.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.order)
+}
+
+// Specs returns the specs of the registered tools, in order.
+func (r *Registry) Specs() []llm.ToolSpec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]llm.ToolSpec, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.tools[n].Spec())
+	}
+	return out
+}
+
+// Validate checks a call's arguments against the tool's schema. The error
+// says what is wrong in words a model can act on.
+func (r *Registry) Validate(name string, args json.RawMessage) error {
+	r.mu.RLock()
+	rs := r.schemas[name]
+	r.mu.RUnlock()
+	if rs == nil {
+		return fmt.Errorf("unknown tool %q", name)
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errors.New("arguments must be a JSON object")
+	}
+	if err := rs.Validate(v); err != nil {
+		return fmt.Errorf("arguments do not match the schema: %v", err)
+	}
+	return nil
+}
+
+// Profile is a named set of enabled tools. Patterns are path.Match globs
+// ("*" for all, "mcp_github__*" for one MCP server's tools); a leading "!"
+// removes what earlier patterns added.
+type Profile struct {
+	Name  string
+	Tools []string
+}
+
+// Select returns a registry holding the tools the profile enables, in the
+// order they were registered. A pattern that matches nothing is an error, so
+// that a typo in a profile does not silently disable a tool.
+func (r *Registry) Select(p Profile) (*Registry, error) {
+	names := r.Names()
+	on := map[string]bool{}
+	for _, pat := range p.Tools {
+		neg := strings.HasPrefix(pat, "!")
+		pat = strings.TrimPrefix(pat, "!")
+		matched := false
+		for _, n := range names {
+			ok, err := path.Match(pat, n)
+			if err != nil {
+				return nil, fmt.Errorf("profile %s: bad pattern %q: %v", p.Name, pat, err)
+			}
+			if ok {
+				matched = true
+				on[n] = !neg
+			}
+		}
+		if !matched {
+			return nil, fmt.Errorf("profile %s: %q matches no tool (have: %s)", p.Name, pat, strings.Join(sorted(names), ", "))
+		}
+	}
+	out, _ := NewRegistry()
+	for _, n := range names {
+		if on[n] {
+			t, _ := r.Get(n)
+			if err := out.Add(t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
+}
