@@ -53,12 +53,36 @@ func (t *funcTool[A]) Spec() llm.ToolSpec { return t.spec }
 func (t *funcTool[A]) Kind() Kind         { return t.kind }
 
 func (t *funcTool[A]) Run(ctx context.Context, c Call) (Result, error) {
+	a, err := Decode[A](c)
+	if err != nil {
+		return Result{}, err
+	}
+	out, err := t.fn(ctx, a)
+	return Result{Output: out}, err
+}
+
+// Schema returns the JSON Schema inferred from the argument struct A (see
+// Func), for tools that implement Tool themselves. It panics if A cannot be
+// described, which is a bug in the tool.
+func Schema[A any]() json.RawMessage {
+	s, err := jsonschema.For[A](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool.Schema: %v", err))
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("tool.Schema: %v", err))
+	}
+	return b
+}
+
+// Decode reads a call's arguments into A, refusing unknown fields.
+func Decode[A any](c Call) (A, error) {
 	var a A
 	dec := json.NewDecoder(bytes.NewReader(c.Args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return Result{}, fmt.Errorf("reading the arguments: %v", err)
+		return a, fmt.Errorf("reading the arguments: %v", err)
 	}
-	out, err := t.fn(ctx, a)
-	return Result{Output: out}, err
+	return a, nil
 }

@@ -1,0 +1,256 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// maxLineLen cuts absurdly long lines (minified code) in what is returned.
+const maxLineLen = 2000
+
+type readFileArgs struct {
+	FilePath string `json:"file_path" jsonschema:"the file, relative to the workspace root"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"0-based line to start at, for large files"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"number of lines to read"`
+}
+
+type readFile struct{ *env }
+
+func (t *readFile) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "read_file",
+		Description: "Read a text file. Large files come in parts: use offset and limit to read more.",
+		Parameters:  tool.Schema[readFileArgs]()}
+}
+
+func (t *readFile) Kind() tool.Kind { return tool.ReadOnly }
+
+func (t *readFile) Describe(args json.RawMessage) string {
+	var a readFileArgs
+	json.Unmarshal(args, &a)
+	return "read " + a.FilePath
+}
+
+func (t *readFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[readFileArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		return tool.Result{}, errors.New("offset and limit must not be negative")
+	}
+	p, data, err := t.load(a.FilePath)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if kind := binaryKind(data); kind != "" {
+		return tool.Result{Output: fmt.Sprintf("%s is %s (%d bytes); its content is not shown.", t.ws.Rel(p), kind, len(data))}, nil
+	}
+	t.seen.Record(p, data)
+	return tool.Result{Output: t.window(t.ws.Rel(p), data, a.Offset, a.Limit)}, nil
+}
+
+// load resolves and reads a file for reading, within the size limit.
+func (e *env) load(path string) (string, []byte, error) {
+	p, err := e.ws.Resolve(path, sandbox.Read)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("%s does not exist: use list_directory or glob to find the right path", path)
+		}
+		return "", nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil, err
+	}
+	if fi.IsDir() {
+		return "", nil, fmt.Errorf("%s is a directory: use list_directory", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > e.lim.MaxFileSize {
+		return "", nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit: use grep_search to find what you need in it", path, fi.Size(), e.lim.MaxFileSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, e.lim.MaxFileSize+1))
+	return p, data, err
+}
+
+// window returns the lines [offset, offset+limit) of data, cut to the byte
+// limit, with a note saying how to read on when not everything is shown.
+func (e *env) window(name string, data []byte, offset, limit int) string {
+	if limit == 0 {
+		limit = e.lim.ReadLines
+	}
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	lines := strings.SplitAfter(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	total := len(lines)
+	if total == 0 {
+		return fmt.Sprintf("%s is empty.", name)
+	}
+	if offset >= total {
+		return fmt.Sprintf("%s has %d lines; offset %d is past the end.", name, total, offset)
+	}
+	end := min(total, offset+limit)
+	var b strings.Builder
+	cut := false
+	for i := offset; i < end; i++ {
+		line := lines[i]
+		if len(line) > maxLineLen {
+			line = line[:maxLineLen] + " … [line cut]\n"
+		}
+		if b.Len()+len(line) > e.lim.ReadBytes {
+			end, cut = i, true
+			break
+		}
+		b.WriteString(line)
+	}
+	if offset == 0 && end == total && !cut {
+		return b.String()
+	}
+	if end == offset {
+		return fmt.Sprintf("line %d of %s is too long to show.", offset+1, name)
+	}
+	note := fmt.Sprintf("[%s: lines %d-%d of %d", name, offset+1, end, total)
+	if end < total {
+		note += fmt.Sprintf("; read on with offset=%d", end)
+	}
+	return note + "]\n" + b.String()
+}
+
+// binaryKind says what a file is if it is not text: an image, a PDF, or
+// binary data. "" means text.
+func binaryKind(data []byte) string {
+	head := data[:min(len(data), 8192)]
+	ct := http.DetectContentType(head)
+	switch {
+	case strings.HasPrefix(ct, "image/"):
+		return "an image (" + ct + ")"
+	case ct == "application/pdf":
+		return "a PDF document"
+	case strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/"):
+		return "a media file (" + ct + ")"
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "a binary file"
+	}
+	if !utf8.Valid(head) {
+		// Allow a multi-byte character cut at the end of the sample.
+		if cut := len(head) - 3; cut <= 0 || !utf8.Valid(head[:cut]) {
+			return "a binary file (not UTF-8 text)"
+		}
+	}
+	return ""
+}
+
+type readManyArgs struct {
+	Paths   []string `json:"paths" jsonschema:"files or glob patterns (e.g. src/**/*.go), relative to the workspace root"`
+	Exclude []string `json:"exclude,omitempty" jsonschema:"glob patterns to leave out"`
+}
+
+type readMany struct{ *env }
+
+func (t *readMany) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "read_many_files",
+		Description: "Read several text files at once, given paths or glob patterns. Ignored (.gitignore) and binary files are skipped.",
+		Parameters:  tool.Schema[readManyArgs]()}
+}
+
+func (t *readMany) Kind() tool.Kind { return tool.ReadOnly }
+
+func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[readManyArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if len(a.Paths) == 0 {
+		return tool.Result{}, errors.New("give at least one path or pattern in paths")
+	}
+	files := map[string]bool{}
+	for _, pat := range a.Paths {
+		if !hasMeta(pat) {
+			p, err := t.ws.Resolve(pat, sandbox.Read)
+			if err != nil {
+				return tool.Result{}, err
+			}
+			files[p] = true
+			continue
+		}
+		matches, err := t.globFiles(ctx, pat, "")
+		if err != nil {
+			return tool.Result{}, err
+		}
+		for _, m := range matches {
+			files[m.path] = true
+		}
+	}
+	var names []string
+	for p := range files {
+		rel := t.ws.Rel(p)
+		excluded := false
+		for _, ex := range a.Exclude {
+			if ok, _ := doublestar.Match(ex, rel); ok {
+				excluded = true
+			}
+		}
+		if !excluded {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	var skipped []string
+	budget := t.lim.ReadBytes * 2
+	for i, p := range names {
+		if b.Len() >= budget {
+			fmt.Fprintf(&b, "\n[stopped after %d of %d files: the output limit was reached; read the rest separately]\n", i, len(names))
+			break
+		}
+		_, data, err := t.load(p)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s (%v)", t.ws.Rel(p), err))
+			continue
+		}
+		if kind := binaryKind(data); kind != "" {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", t.ws.Rel(p), kind))
+			continue
+		}
+		t.seen.Record(p, data)
+		fmt.Fprintf(&b, "--- %s ---\n%s", t.ws.Rel(p), t.window(t.ws.Rel(p), data, 0, 0))
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if len(names) == 0 {
+		return tool.Result{Output: "No files matched."}, nil
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "\n[skipped: %s]\n", strings.Join(skipped, "; "))
+	}
+	return tool.Result{Output: b.String()}, nil
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{") }

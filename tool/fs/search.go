@@ -1,0 +1,409 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// ---- list_directory ----
+
+type listDirArgs struct {
+	Path   string   `json:"path,omitempty" jsonschema:"directory relative to the workspace root (default: the root)"`
+	Ignore []string `json:"ignore,omitempty" jsonschema:"glob patterns of names to leave out"`
+}
+
+type listDir struct{ *env }
+
+func (t *listDir) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "list_directory",
+		Description: "List the files and subdirectories of a directory (names ending in / are directories).",
+		Parameters:  tool.Schema[listDirArgs]()}
+}
+
+func (t *listDir) Kind() tool.Kind { return tool.ReadOnly }
+
+func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[listDirArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	p, err := t.ws.Resolve(a.Path, sandbox.Read)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("listing %s: %w", a.Path, err)
+	}
+	w := &walker{root: p, top: t.ws.Root()}
+	patterns := appendIgnores(w.inheritedPatterns(), p, w.relParts(p))
+	m := gitignore.NewMatcher(patterns)
+	rel := w.relParts(p)
+	var dirs, files []string
+	ignored := 0
+	for _, d := range ents {
+		name := d.Name()
+		isDir := d.IsDir()
+		if isDir && alwaysSkipped[name] {
+			ignored++
+			continue
+		}
+		skip := m.Match(append(rel[:len(rel):len(rel)], name), isDir)
+		for _, ig := range a.Ignore {
+			if ok, _ := doublestar.Match(ig, name); ok {
+				skip = true
+			}
+		}
+		if skip {
+			ignored++
+			continue
+		}
+		if isDir {
+			dirs = append(dirs, name+"/")
+		} else if info, err := d.Info(); err == nil {
+			files = append(files, fmt.Sprintf("%s (%s)", name, size(info.Size())))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:\n", dirLabel(t.ws.Rel(p)))
+	for _, s := range append(dirs, files...) {
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	if len(dirs)+len(files) == 0 {
+		b.WriteString("(empty)\n")
+	}
+	if ignored > 0 {
+		fmt.Fprintf(&b, "(%d ignored entries not shown)\n", ignored)
+	}
+	return tool.Result{Output: b.String()}, nil
+}
+
+func dirLabel(rel string) string {
+	if rel == "." || rel == "" {
+		return "./"
+	}
+	return rel + "/"
+}
+
+func size(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+}
+
+// ---- glob ----
+
+type globArgs struct {
+	Pattern string `json:"pattern" jsonschema:"glob pattern such as **/*.go or src/*.ts"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search in (default: the workspace root)"`
+}
+
+type glob struct{ *env }
+
+func (t *glob) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "glob",
+		Description: "Find files whose path matches a glob pattern (** matches any directories). Newest files first.",
+		Parameters:  tool.Schema[globArgs]()}
+}
+
+func (t *glob) Kind() tool.Kind { return tool.ReadOnly }
+
+func (t *glob) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[globArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	matches, err := t.globFiles(ctx, a.Pattern, a.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if len(matches) == 0 {
+		return tool.Result{Output: fmt.Sprintf("No files match %q.", a.Pattern)}, nil
+	}
+	sort.Slice(matches, func(i, j int) bool {
+		ti, tj := matches[i].info.ModTime(), matches[j].info.ModTime()
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return matches[i].rel < matches[j].rel
+	})
+	var b strings.Builder
+	n := min(len(matches), t.lim.MaxResults)
+	for _, m := range matches[:n] {
+		b.WriteString(t.ws.Rel(m.path))
+		b.WriteByte('\n')
+	}
+	if len(matches) > n {
+		fmt.Fprintf(&b, "[%d more files not shown: narrow the pattern]\n", len(matches)-n)
+	}
+	return tool.Result{Output: b.String()}, nil
+}
+
+// globFiles returns the files under dir (default the root) matching pattern,
+// relative to dir, honouring ignore files.
+func (e *env) globFiles(ctx context.Context, pattern, dir string) ([]entry, error) {
+	if pattern == "" {
+		return nil, errors.New("pattern is empty")
+	}
+	if !doublestar.ValidatePattern(pattern) {
+		return nil, fmt.Errorf("bad glob pattern %q", pattern)
+	}
+	if filepath.IsAbs(pattern) {
+		rel, err := filepath.Rel(e.ws.Root(), pattern)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, &sandbox.PathError{Path: pattern, Access: sandbox.Read, Rule: "it is outside the workspace " + e.ws.Root()}
+		}
+		pattern = filepath.ToSlash(rel)
+	}
+	root, err := e.ws.Resolve(dir, sandbox.Read)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{root: root, top: e.ws.Root()}
+	var mu sync.Mutex
+	var out []entry
+	err = w.walk(ctx, func(en entry) bool {
+		if ok, _ := doublestar.Match(pattern, en.rel); ok {
+			mu.Lock()
+			out = append(out, en)
+			mu.Unlock()
+		}
+		return true
+	})
+	return out, err
+}
+
+// ---- grep_search ----
+
+type grepArgs struct {
+	Pattern string `json:"pattern" jsonschema:"regular expression (RE2 syntax; (?i) for case-insensitive)"`
+	Path    string `json:"path,omitempty" jsonschema:"directory or file to search (default: the workspace root)"`
+	Include string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
+}
+
+type grep struct{ *env }
+
+func (t *grep) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "grep_search",
+		Description: "Search file contents for a regular expression. Returns matching lines as path:line: text.",
+		Parameters:  tool.Schema[grepArgs]()}
+}
+
+func (t *grep) Kind() tool.Kind { return tool.ReadOnly }
+
+func (t *grep) Describe(args json.RawMessage) string {
+	var a grepArgs
+	json.Unmarshal(args, &a)
+	return fmt.Sprintf("search for %q", a.Pattern)
+}
+
+type hit struct {
+	rel  string
+	line int
+	text string
+}
+
+func (t *grep) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[grepArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	hits, total, err := t.search(ctx, a)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if total == 0 {
+		return tool.Result{Output: fmt.Sprintf("No matches for %q.", a.Pattern)}, nil
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "%s:%d: %s\n", h.rel, h.line, h.text)
+	}
+	if total > len(hits) {
+		fmt.Fprintf(&b, "[%d more matches not shown: narrow the pattern, path or include]\n", total-len(hits))
+	}
+	return tool.Result{Output: b.String()}, nil
+}
+
+// matcher finds lines; a pattern with no regular-expression syntax is
+// searched as plain bytes, which is much faster.
+type matcher struct {
+	re  *regexp.Regexp
+	lit []byte
+}
+
+func newMatcher(pattern string) (*matcher, error) {
+	if pattern == "" {
+		return nil, errors.New("pattern is empty")
+	}
+	// Multi-line mode: ^ and $ match at line ends, as in grep, also when a
+	// whole file is tested at once.
+	re, err := regexp.Compile("(?m)" + pattern)
+	if err != nil {
+		return nil, fmt.Errorf("bad regular expression %q: %v (RE2 syntax; escape ( [ . * with \\)", pattern, err)
+	}
+	m := &matcher{re: re}
+	if p, err := syntax.Parse(pattern, syntax.Perl); err == nil && p.Op == syntax.OpLiteral && p.Flags&syntax.FoldCase == 0 {
+		m.lit = []byte(string(p.Rune))
+	}
+	return m, nil
+}
+
+func (m *matcher) find(data []byte) bool {
+	if m.lit != nil {
+		return bytes.Contains(data, m.lit)
+	}
+	return m.re.Match(data)
+}
+
+// search walks the tree and returns up to MaxResults hits, sorted by path
+// and line, and the total number of matching lines.
+func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
+	m, err := newMatcher(a.Pattern)
+	if err != nil {
+		return nil, 0, err
+	}
+	if a.Include != "" && !doublestar.ValidatePattern(a.Include) {
+		return nil, 0, fmt.Errorf("bad include pattern %q", a.Include)
+	}
+	root, err := t.ws.Resolve(a.Path, sandbox.Read)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", a.Path, err)
+	}
+	files := make(chan entry, 256)
+	var (
+		mu    sync.Mutex
+		hits  []hit
+		total int
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []hit
+			n := 0
+			for en := range files {
+				h, c := t.searchFile(en, m, t.lim.MaxResults)
+				local = append(local, h...)
+				n += c
+			}
+			mu.Lock()
+			hits = append(hits, local...)
+			total += n
+			mu.Unlock()
+		}()
+	}
+	include := func(rel string) bool {
+		if a.Include == "" {
+			return true
+		}
+		if ok, _ := doublestar.Match(a.Include, rel); ok {
+			return true
+		}
+		ok, _ := doublestar.Match(a.Include, filepath.Base(rel)) // *.go matches in every directory
+		return ok
+	}
+	if !fi.IsDir() {
+		files <- entry{path: root, rel: t.ws.Rel(root), info: fi}
+	} else {
+		w := &walker{root: root, top: t.ws.Root()}
+		err = w.walk(ctx, func(en entry) bool {
+			if en.info.Size() > t.lim.MaxFileSize || !include(en.rel) {
+				return true
+			}
+			select {
+			case files <- en:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}
+	close(files)
+	wg.Wait()
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].rel != hits[j].rel {
+			return hits[i].rel < hits[j].rel
+		}
+		return hits[i].line < hits[j].line
+	})
+	if len(hits) > t.lim.MaxResults {
+		hits = hits[:t.lim.MaxResults]
+	}
+	for i := range hits {
+		hits[i].rel = t.ws.Rel(filepath.Join(root, hits[i].rel))
+		if !fi.IsDir() {
+			hits[i].rel = t.ws.Rel(root)
+		}
+	}
+	return hits, total, nil
+}
+
+// searchFile returns the file's matching lines (at most limit) and how many
+// lines matched.
+func (t *grep) searchFile(en entry, m *matcher, limit int) ([]hit, int) {
+	data, err := os.ReadFile(en.path)
+	if err != nil || !m.find(data) {
+		return nil, 0
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return nil, 0 // binary
+	}
+	var hits []hit
+	n := 0
+	line := 1
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		if m.find(l) {
+			n++
+			if len(hits) < limit {
+				text := strings.TrimRight(string(l), "\r")
+				if len(text) > 300 {
+					text = text[:300] + " …"
+				}
+				hits = append(hits, hit{rel: en.rel, line: line, text: text})
+			}
+		}
+		line++
+	}
+	return hits, n
+}

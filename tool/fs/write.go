@@ -1,0 +1,100 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
+)
+
+type writeFileArgs struct {
+	FilePath string `json:"file_path" jsonschema:"the file, relative to the workspace root"`
+	Content  string `json:"content" jsonschema:"the whole new content of the file"`
+}
+
+type writeFile struct{ *env }
+
+func (t *writeFile) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "write_file",
+		Description: "Create a file, or replace a whole file, with the given content. To change part of a file use edit.",
+		Parameters:  tool.Schema[writeFileArgs]()}
+}
+
+func (t *writeFile) Kind() tool.Kind { return tool.Edit }
+
+func (t *writeFile) Describe(args json.RawMessage) string {
+	var a writeFileArgs
+	json.Unmarshal(args, &a)
+	return fmt.Sprintf("write %s (%d lines)", a.FilePath, strings.Count(a.Content, "\n")+1)
+}
+
+func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	a, err := tool.Decode[writeFileArgs](c)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if strings.TrimSpace(a.FilePath) == "" {
+		return tool.Result{}, errors.New("file_path is empty")
+	}
+	p, err := t.ws.Resolve(a.FilePath, sandbox.Write)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	content := []byte(a.Content)
+	old, err := os.ReadFile(p)
+	existed := err == nil
+	switch {
+	case existed:
+		if err := t.seen.Check(p, old); err != nil {
+			return tool.Result{}, err
+		}
+		content = matchStyle(old, content)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return tool.Result{}, fmt.Errorf("creating the directory: %w", err)
+		}
+	default:
+		return tool.Result{}, err
+	}
+	if err := atomicfile.Write(p, content, 0o644); err != nil {
+		return tool.Result{}, fmt.Errorf("writing %s: %w", a.FilePath, err)
+	}
+	t.seen.Record(p, content)
+	verb := "Created"
+	if existed {
+		verb = "Overwrote"
+	}
+	return tool.Result{Output: fmt.Sprintf("%s %s (%d lines).", verb, t.ws.Rel(p), bytes.Count(content, []byte("\n"))+boolInt(len(content) > 0 && content[len(content)-1] != '\n'))}, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// matchStyle gives new content the line endings and byte-order mark of the
+// file it replaces, so that a rewrite does not show every line as changed.
+func matchStyle(old, content []byte) []byte {
+	bom := []byte("\ufeff")
+	if bytes.HasPrefix(old, bom) && !bytes.HasPrefix(content, bom) {
+		content = append(append([]byte(nil), bom...), content...)
+	}
+	crlf := bytes.Count(old, []byte("\r\n"))
+	lf := bytes.Count(old, []byte("\n"))
+	if crlf > 0 && crlf*2 > lf && !bytes.Contains(content, []byte("\r\n")) {
+		content = bytes.ReplaceAll(content, []byte("\n"), []byte("\r\n"))
+	}
+	return content
+}
