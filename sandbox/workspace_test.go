@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "ws")
+	ref := filepath.Join(base, "ref")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root + "/src", ref, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(root, "src/a.go"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link-out"))
+	os.Symlink(outside, filepath.Join(root, "dir-out"))
+	os.Symlink(filepath.Join(root, "src/a.go"), filepath.Join(root, "link-in"))
+	os.Symlink(filepath.Join(base, "missing"), filepath.Join(root, "dangling"))
+	ws, err := New(root, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path   string
+		access Access
+		want   string // relative to root, or "" for refused
+		rule   string
+	}{
+		{"src/a.go", Read, "src/a.go", ""},
+		{"", Read, ".", ""},
+		{".", Write, ".", ""},
+		{"./src/../src/a.go", Read, "src/a.go", ""},
+		{filepath.Join(root, "src/a.go"), Read, "src/a.go", ""},
+		{"src/new/file.go", Write, "src/new/file.go", ""},
+		{"link-in", Write, "src/a.go", ""},
+		{"../outside/secret", Read, "", "outside the workspace"},
+		{"src/../../outside/secret", Read, "", "outside the workspace"},
+		{"/etc/passwd", Read, "", "outside the workspace"},
+		{"/", Read, "", "outside the workspace"},
+		{"link-out", Read, "", "resolves to"},
+		{"dir-out/secret", Read, "", "resolves to"},
+		{"dir-out/new", Write, "", "resolves to"},
+		{"dangling", Write, "", "does not exist"},
+		{"~/.ssh/id_rsa", Read, "", "~ is not expanded"},
+		{"a\x00b", Read, "", "NUL"},
+		{ref, Read, "ref", ""},
+		{filepath.Join(ref, "x"), Write, "", "read-only"},
+	}
+	for _, tc := range tests {
+		got, err := ws.Resolve(tc.path, tc.access)
+		if tc.want == "" {
+			var pe *PathError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.rule) {
+				t.Errorf("%q (%s): got %q, %v; want refusal %q", tc.path, tc.access, got, err, tc.rule)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.path, err)
+			continue
+		}
+		want := filepath.Join(ws.Root(), tc.want)
+		if tc.want == "ref" {
+			want, _ = filepath.EvalSymlinks(ref)
+		}
+		if got != want {
+			t.Errorf("%q: got %s, want %s", tc.path, got, want)
+		}
+	}
+	if _, err := New(filepath.Join(base, "nope")); err == nil {
+		t.Error("missing root accepted")
+	}
+}
