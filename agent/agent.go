@@ -1,0 +1,443 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// Defaults for an Agent's limits.
+const (
+	DefaultMaxTurns = 40
+	// DefaultMaxRepeats is how many identical failing calls in a row end
+	// the turn; identical calls of any outcome end it at twice that.
+	DefaultMaxRepeats = 3
+	// DefaultMaxToolOutput caps what one tool result sends to the model.
+	DefaultMaxToolOutput = 32 << 10
+)
+
+// Agent runs turns against one model with one set of tools. Configure the
+// fields before the first Run; an Agent is safe for one Run at a time per
+// conversation (several conversations may share it).
+type Agent struct {
+	// Provider and Model say which model answers.
+	Provider llm.Provider
+	Model    string
+	// System is the system prompt; empty means none.
+	System string
+	// Tools are the tools offered to the model; nil offers none.
+	Tools *tool.Registry
+	// Mode decides which calls need approval; Approver answers them (nil:
+	// non-interactive, refuse what needs approval).
+	Mode     Mode
+	Approver Approver
+	Hooks    Hooks
+	// Think asks the model to reason (nil: the server's default).
+	Think *llm.Think
+	// ContextLength, when set, is the window to ask the server for.
+	ContextLength int
+	// MaxTurns bounds model calls per Run (0: DefaultMaxTurns).
+	MaxTurns int
+	// MaxRepeats bounds identical failing calls in a row (0: default).
+	MaxRepeats int
+	// MaxToolOutput caps a tool result sent to the model (0: default).
+	MaxToolOutput int
+	Logger        *slog.Logger
+
+	mu     sync.Mutex
+	always map[string]bool // tools allowed for the session ("always")
+}
+
+// Result is what a Run produced.
+type Result struct {
+	// Messages are the messages the turn added to the conversation: the
+	// assistant's replies (with their tool calls) and the tool results,
+	// partial ones included when the turn was cut short. Every tool call in
+	// them has its result.
+	Messages []llm.Message
+	// Text is the final answer (the last assistant text).
+	Text   string
+	Reason DoneReason
+	// Usage sums the token counts of the turn's model calls.
+	Usage llm.Usage
+	// LastInputTokens is the prompt size of the last model call, the best
+	// measure of how full the context window is.
+	LastInputTokens int
+	// Err is why the turn failed (Reason == DoneError).
+	Err error
+}
+
+// Run performs one turn: history is the conversation so far, ending with the
+// user's message (the system prompt is added by the agent). emit receives
+// every event, in order, from the calling goroutine; it must not block for
+// long. Run returns when the model has answered, the turn limit is hit, ctx
+// is cancelled, or an error ends the turn; the last event is always done.
+func (a *Agent) Run(ctx context.Context, history []llm.Message, emit func(Event)) *Result {
+	r := &run{a: a, ctx: ctx, emit: emit, res: &Result{}}
+	r.loop(history)
+	ev := Event{Type: EventDone, DoneReason: r.res.Reason, Text: r.res.Text}
+	emit(ev)
+	return r.res
+}
+
+// run is the state of one Run.
+type run struct {
+	a    *Agent
+	ctx  context.Context
+	emit func(Event)
+	res  *Result
+	// repeats tracks the last call signature and how often it came in a row.
+	lastSig     string
+	sameCount   int
+	failedCount int
+}
+
+func (a *Agent) maxTurns() int {
+	if a.MaxTurns > 0 {
+		return a.MaxTurns
+	}
+	return DefaultMaxTurns
+}
+
+func (a *Agent) log() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *run) loop(history []llm.Message) {
+	msgs := append([]llm.Message(nil), history...)
+	for turn := 1; ; turn++ {
+		if turn > r.a.maxTurns() {
+			r.res.Reason = DoneMaxTurns
+			return
+		}
+		msg, err := r.callModel(msgs)
+		if msg != nil {
+			msgs = append(msgs, *msg)
+			r.res.Messages = append(r.res.Messages, *msg)
+			if msg.Content != "" {
+				r.res.Text = msg.Content
+			}
+		}
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		if len(msg.ToolCalls) == 0 {
+			r.res.Reason = DoneStop
+			return
+		}
+		for i, tc := range msg.ToolCalls {
+			if r.ctx.Err() != nil {
+				// Every call keeps its result, so that the history
+				// stays valid for the next turn.
+				for _, rest := range msg.ToolCalls[i:] {
+					m := toolMessage(rest, "not run: the turn was cancelled")
+					msgs = append(msgs, m)
+					r.res.Messages = append(r.res.Messages, m)
+				}
+				r.res.Reason = DoneCancelled
+				return
+			}
+			content, stop := r.runCall(tc)
+			m := toolMessage(tc, content)
+			msgs = append(msgs, m)
+			r.res.Messages = append(r.res.Messages, m)
+			if stop != nil {
+				for _, rest := range msg.ToolCalls[i+1:] {
+					m := toolMessage(rest, "not run: "+stop.Error())
+					msgs = append(msgs, m)
+					r.res.Messages = append(r.res.Messages, m)
+				}
+				r.fail(stop)
+				return
+			}
+		}
+		if r.ctx.Err() != nil {
+			r.res.Reason = DoneCancelled
+			return
+		}
+	}
+}
+
+func toolMessage(tc llm.ToolCall, content string) llm.Message {
+	return llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: content}
+}
+
+// fail ends the turn on err: cancelled if the context was, else an error
+// event and DoneError.
+func (r *run) fail(err error) {
+	if r.ctx.Err() != nil || llm.CodeOf(err) == llm.CodeCancelled {
+		r.res.Reason = DoneCancelled
+		return
+	}
+	r.res.Reason, r.res.Err = DoneError, err
+	ev := Event{Type: EventError, Error: err.Error(), Code: "agent_error"}
+	var le *llm.Error
+	var te *turnError
+	switch {
+	case errors.As(err, &le):
+		ev.Code, ev.Retryable = "provider_"+string(le.Code), le.Retryable
+	case errors.As(err, &te):
+		ev.Code = te.code
+	}
+	r.emit(ev)
+}
+
+// turnError ends a turn for a reason of the agent's own.
+type turnError struct {
+	code, msg string
+}
+
+func (e *turnError) Error() string { return e.msg }
+
+// callModel streams one model reply, emitting its events, and returns the
+// assistant message (partial when the stream failed; nil when empty).
+func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
+	a := r.a
+	req := &llm.Request{Model: a.Model, Think: a.Think, ContextLength: a.ContextLength}
+	if a.System != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
+	}
+	req.Messages = append(req.Messages, msgs...)
+	if a.Tools != nil {
+		req.Tools = a.Tools.Specs()
+	}
+	var text, thinking strings.Builder
+	var calls []llm.ToolCall
+	inThinking := false
+	endThinking := func() {
+		if inThinking {
+			inThinking = false
+			r.emit(Event{Type: EventThinkingEnd})
+		}
+	}
+	var err error
+	for ev, e := range a.Provider.Chat(r.ctx, req) {
+		if e != nil {
+			err = e
+			break
+		}
+		switch ev.Kind {
+		case llm.EventThinking:
+			if !inThinking {
+				inThinking = true
+				r.emit(Event{Type: EventThinkingStart})
+			}
+			thinking.WriteString(ev.Text)
+			r.emit(Event{Type: EventThinkingDelta, Text: ev.Text})
+		case llm.EventText:
+			endThinking()
+			text.WriteString(ev.Text)
+			r.emit(Event{Type: EventTextDelta, Text: ev.Text})
+		case llm.EventToolCall:
+			endThinking()
+			tc := *ev.ToolCall
+			calls = append(calls, tc)
+			r.emit(Event{Type: EventToolCall, ID: tc.ID, Name: tc.Name, Args: tc.Args})
+		case llm.EventUsage:
+			u := *ev.Usage
+			r.res.Usage.InputTokens += u.InputTokens
+			r.res.Usage.OutputTokens += u.OutputTokens
+			r.res.LastInputTokens = u.InputTokens
+			r.emit(Event{Type: EventUsage, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+		case llm.EventDone:
+			if ev.Done.PromptTruncated {
+				a.log().Warn("the server cut the prompt to fit its context window", "model", a.Model)
+			}
+		}
+	}
+	endThinking()
+	if text.Len() == 0 && thinking.Len() == 0 && len(calls) == 0 {
+		return nil, err
+	}
+	if err != nil {
+		// A call cut off mid-stream never reached us: only complete calls
+		// are kept, and they will not run.
+		calls = nil
+	}
+	return &llm.Message{Role: llm.RoleAssistant, Content: text.String(), Thinking: thinking.String(), ToolCalls: calls}, err
+}
+
+// runCall runs one tool call and returns the content of its result message.
+// A non-nil stop error ends the turn (the model is stuck in a loop).
+func (r *run) runCall(tc llm.ToolCall) (content string, stop error) {
+	a := r.a
+	ok, out, display, errText := r.execute(tc)
+	if ok {
+		content = out
+		r.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Name, OK: true, Output: out, Display: display})
+	} else {
+		content = "Error: " + errText
+		r.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Name, OK: false, Error: errText, Display: display})
+	}
+	sig := tc.Name + "\x00" + canonical(tc.Args)
+	if sig == r.lastSig {
+		r.sameCount++
+	} else {
+		r.lastSig, r.sameCount, r.failedCount = sig, 1, 0
+	}
+	if !ok {
+		r.failedCount++
+	}
+	limit := a.MaxRepeats
+	if limit <= 0 {
+		limit = DefaultMaxRepeats
+	}
+	switch {
+	case !ok && r.failedCount >= limit:
+		return content, &turnError{code: "tool_loop", msg: fmt.Sprintf("stopped: the model made the same failing call %d times in a row (%s: %s)", r.failedCount, tc.Name, errText)}
+	case r.sameCount >= 2*limit:
+		return content, &turnError{code: "tool_loop", msg: fmt.Sprintf("stopped: the model made the same call %d times in a row (%s)", r.sameCount, tc.Name)}
+	}
+	return content, nil
+}
+
+// execute validates, approves and runs a call. It never panics: a tool's
+// panic becomes a failed result.
+func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
+	a := r.a
+	if a.Tools == nil {
+		return false, "", "", fmt.Sprintf("unknown tool %q: no tools are available", tc.Name)
+	}
+	t, found := a.Tools.Get(tc.Name)
+	if !found {
+		return false, "", "", fmt.Sprintf("unknown tool %q; the tools are: %s", tc.Name, strings.Join(sortedNames(a.Tools), ", "))
+	}
+	if tc.ArgsError != "" {
+		return false, "", "", tc.ArgsError + ": send the arguments as one JSON object"
+	}
+	if err := a.Tools.Validate(tc.Name, tc.Args); err != nil {
+		return false, "", "", err.Error()
+	}
+	if msg := r.approve(tc, t); msg != "" {
+		return false, "", "", msg
+	}
+	call := tool.Call{ID: tc.ID, Args: tc.Args, Progress: func(chunk string) {
+		r.emit(Event{Type: EventToolOutput, ID: tc.ID, Name: tc.Name, Text: chunk})
+	}}
+	if h := a.Hooks.Before; h != nil {
+		if err := h(r.ctx, call, tc.Name); err != nil {
+			return false, "", "", "refused: " + err.Error()
+		}
+	}
+	res, err := safeRun(r.ctx, t, call)
+	if h := a.Hooks.After; h != nil {
+		h(r.ctx, call, tc.Name, res, err)
+	}
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return false, "", res.Display, "cancelled: " + err.Error()
+		}
+		return false, "", res.Display, err.Error()
+	}
+	return true, r.capOutput(res.Output), res.Display, ""
+}
+
+// approve returns "" when the call may run, else why not.
+func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
+	a := r.a
+	mode := a.Mode
+	if mode == "" {
+		mode = ModeDefault
+	}
+	ask, refuse := needsApproval(mode, t.Kind())
+	if refuse != "" {
+		return refuse
+	}
+	if !ask {
+		return ""
+	}
+	a.mu.Lock()
+	always := a.always[tc.Name]
+	a.mu.Unlock()
+	if always {
+		return ""
+	}
+	reason := tc.Name
+	if d, ok := t.(tool.Describer); ok {
+		reason = d.Describe(tc.Args)
+	}
+	r.emit(Event{Type: EventApprovalRequired, ID: tc.ID, Name: tc.Name, Args: tc.Args, Reason: reason})
+	if a.Approver == nil {
+		return fmt.Sprintf("%s needs the user's approval, and this run cannot ask (non-interactive, approval mode %s). Do without it, or tell the user to allow it (--approval-mode auto_edit or yolo).", tc.Name, mode)
+	}
+	ans, err := a.Approver.Approve(r.ctx, Request{ID: tc.ID, Tool: tc.Name, Kind: t.Kind(), Args: tc.Args, Reason: reason})
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return "cancelled before the user answered"
+		}
+		return "approval failed: " + err.Error()
+	}
+	switch ans.Decision {
+	case AllowAlways:
+		a.mu.Lock()
+		if a.always == nil {
+			a.always = map[string]bool{}
+		}
+		a.always[tc.Name] = true
+		a.mu.Unlock()
+		return ""
+	case Allow:
+		return ""
+	}
+	msg := "the user denied this call"
+	if ans.Message != "" {
+		msg += ": " + ans.Message
+	}
+	return msg
+}
+
+// safeRun runs a tool, turning a panic into an error.
+func safeRun(ctx context.Context, t tool.Tool, c tool.Call) (res tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the tool crashed (%v); this is a bug in the tool, not in your call", p)
+			slog.Error("tool panic", "tool", t.Spec().Name, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	return t.Run(ctx, c)
+}
+
+func (r *run) capOutput(s string) string {
+	limit := r.a.MaxToolOutput
+	if limit <= 0 {
+		limit = DefaultMaxToolOutput
+	}
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 character
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", cut, len(s))
+}
+
+// canonical re-encodes JSON so that key order and spacing do not hide a
+// repeated call.
+func canonical(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func sortedNames(r *tool.Registry) []string {
+	n := r.Names()
+	sort.Strings(n)
+	return n
+}

@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// Mode is the approval mode: what runs without asking.
+type Mode string
+
+// The approval modes.
+const (
+	// ModeDefault asks before edits and commands; reading is free.
+	ModeDefault Mode = "default"
+	// ModeAutoEdit lets edits through and asks before commands.
+	ModeAutoEdit Mode = "auto_edit"
+	// ModeYolo asks for nothing. The hard refusals (the workspace boundary,
+	// destructive commands) still hold: they are not approvals.
+	ModeYolo Mode = "yolo"
+	// ModePlan allows read-only tools only.
+	ModePlan Mode = "plan"
+)
+
+// ParseMode reads a mode name as users type it.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")); m {
+	case ModeDefault, ModeAutoEdit, ModeYolo, ModePlan:
+		return m, nil
+	case "":
+		return ModeDefault, nil
+	}
+	return "", fmt.Errorf("unknown approval mode %q: use default, auto_edit, yolo or plan", s)
+}
+
+// Decision is the answer to an approval request.
+type Decision int
+
+// The possible answers.
+const (
+	// Deny refuses this call; Message goes back to the model.
+	Deny Decision = iota
+	// Allow runs this call.
+	Allow
+	// AllowAlways runs this call and every later call of the same tool in
+	// this agent's session without asking.
+	AllowAlways
+)
+
+// Request is what an Approver is asked.
+type Request struct {
+	ID   string
+	Tool string
+	Kind tool.Kind
+	Args json.RawMessage
+	// Reason describes the call in a line ("run `go test ./...`").
+	Reason string
+}
+
+// Answer is an Approver's decision, with an optional message for the model
+// (why it was denied, what to do instead).
+type Answer struct {
+	Decision Decision
+	Message  string
+}
+
+// Approver decides calls that need approval. It may block (a person
+// deciding) until ctx is done. A nil Approver means a non-interactive run:
+// calls that would need approval are refused at once, with a result saying
+// how to allow them.
+type Approver interface {
+	Approve(ctx context.Context, req Request) (Answer, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
+
+// needsApproval says whether a tool of kind k runs without asking in mode m,
+// and refuses it outright in plan mode.
+func needsApproval(m Mode, k tool.Kind) (ask bool, refuse string) {
+	switch m {
+	case ModeYolo:
+		return false, ""
+	case ModePlan:
+		if k != tool.ReadOnly {
+			return false, "plan mode allows read-only tools only: describe the change you would make instead"
+		}
+		return false, ""
+	case ModeAutoEdit:
+		return k == tool.Execute, ""
+	default:
+		return k != tool.ReadOnly, ""
+	}
+}
+
+// Hooks run around every tool call, after approval.
+type Hooks struct {
+	// Before may refuse a call: its error goes back to the model as the
+	// call's result and the tool does not run.
+	Before func(ctx context.Context, call tool.Call, name string) error
+	// After sees every result (output or error).
+	After func(ctx context.Context, call tool.Call, name string, res tool.Result, err error)
+}
