@@ -260,7 +260,13 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 	}
 	endThinking()
 	if text.Len() == 0 && thinking.Len() == 0 && len(calls) == 0 {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		// An empty reply still answers the user: keep it, so that the
+		// conversation keeps alternating.
+		a.log().Warn("the model sent an empty reply", "model", a.Model)
+		return &llm.Message{Role: llm.RoleAssistant}, nil
 	}
 	if err != nil {
 		// A call cut off mid-stream never reached us: only complete calls

@@ -478,3 +478,14 @@ func TestParseMode(t *testing.T) {
 		t.Error("bad mode accepted")
 	}
 }
+
+func TestEmptyReplyEndsTheTurn(t *testing.T) {
+	for _, w := range wires {
+		srv := llmtest.New(t)
+		srv.Enqueue(w.path, w.stream("m"))
+		res := (&Agent{Provider: w.new(srv), Model: "m"}).Run(context.Background(), user("go"), func(Event) {})
+		if res.Reason != DoneStop || len(res.Messages) != 1 || res.Messages[0].Role != llm.RoleAssistant {
+			t.Errorf("%s: %+v", w.name, res)
+		}
+	}
+}

@@ -30,3 +30,10 @@ UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
 "$UP" model tiny-think \
   '["<think>", "The user greets me.", " I should greet back.", "</think>", "Hello", " there!"]' \
   'You are a tiny scripted test model that thinks aloud in <think> tags.'
+
+# tiny-read    always calls read_file on notes.txt (Hermes style, which Ollama
+#              parses into a native call): an agent loop driven by it reads
+#              the file, gets the result back, and calls again forever.
+"$UP" model tiny-read \
+  '["<tool_call>", "\n{\"name\": \"read_file\", ", "\"arguments\": {\"file_path\": \"notes.txt\"}}", "\n</tool_call>"]' \
+  'You are a tiny scripted test model that always reads notes.txt.'
