@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,7 +145,7 @@ func (t *glob) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 		return tool.Result{Output: fmt.Sprintf("No files match %q.", a.Pattern)}, nil
 	}
 	sort.Slice(matches, func(i, j int) bool {
-		ti, tj := matches[i].info.ModTime(), matches[j].info.ModTime()
+		ti, tj := matches[i].info().ModTime(), matches[j].info().ModTime()
 		if !ti.Equal(tj) {
 			return ti.After(tj)
 		}
@@ -187,6 +188,7 @@ func (e *env) globFiles(ctx context.Context, pattern, dir string) ([]entry, erro
 	var out []entry
 	err = w.walk(ctx, func(en entry) bool {
 		if ok, _ := doublestar.Match(pattern, en.rel); ok {
+			en.info()
 			mu.Lock()
 			out = append(out, en)
 			mu.Unlock()
@@ -311,9 +313,12 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 		go func() {
 			defer wg.Done()
 			var local []hit
+			var buf []byte
 			n := 0
 			for en := range files {
-				h, c := t.searchFile(en, m, t.lim.MaxResults)
+				var h []hit
+				var c int
+				h, c, buf = t.searchFile(en, m, t.lim.MaxResults, buf)
 				local = append(local, h...)
 				n += c
 			}
@@ -334,11 +339,11 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 		return ok
 	}
 	if !fi.IsDir() {
-		files <- entry{path: root, rel: t.ws.Rel(root), info: fi}
+		files <- entry{path: root, rel: t.ws.Rel(root), fi: fi}
 	} else {
 		w := &walker{root: root, top: t.ws.Root()}
 		err = w.walk(ctx, func(en entry) bool {
-			if en.info.Size() > t.lim.MaxFileSize || !include(en.rel) {
+			if !include(en.rel) {
 				return true
 			}
 			select {
@@ -373,14 +378,14 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 }
 
 // searchFile returns the file's matching lines (at most limit) and how many
-// lines matched.
-func (t *grep) searchFile(en entry, m *matcher, limit int) ([]hit, int) {
-	data, err := os.ReadFile(en.path)
+// lines matched. buf is reused between files (returned, maybe grown).
+func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, int, []byte) {
+	data, buf, err := readInto(en.path, buf, t.lim.MaxFileSize)
 	if err != nil || !m.find(data) {
-		return nil, 0
+		return nil, 0, buf
 	}
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return nil, 0 // binary
+		return nil, 0, buf // binary
 	}
 	var hits []hit
 	n := 0
@@ -405,5 +410,32 @@ func (t *grep) searchFile(en entry, m *matcher, limit int) ([]hit, int) {
 		}
 		line++
 	}
-	return hits, n
+	return hits, n, buf
+}
+
+// readInto reads a whole file into buf (grown as needed), refusing files
+// over max bytes.
+func readInto(path string, buf []byte, max int64) ([]byte, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, buf, err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, buf, errors.New("file too large")
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return buf, buf, nil
+			}
+			return nil, buf, err
+		}
+	}
 }

@@ -22,8 +22,27 @@ var alwaysSkipped = map[string]bool{".git": true, ".hg": true, ".svn": true}
 type entry struct {
 	path string // absolute
 	rel  string // relative to the walk's root, with '/' separators
-	info fs.FileInfo
+	d    fs.DirEntry
+	fi   fs.FileInfo
 }
+
+// info returns the file's metadata, which costs a system call: only the
+// entries a search keeps ask for it.
+func (e *entry) info() fs.FileInfo {
+	if e.fi == nil {
+		fi, err := e.d.Info()
+		if err != nil {
+			return zeroInfo{}
+		}
+		e.fi = fi
+	}
+	return e.fi
+}
+
+// zeroInfo stands in for a file that vanished during the walk.
+type zeroInfo struct{ fs.FileInfo }
+
+func (zeroInfo) Size() int64 { return 0 }
 
 // walker visits a tree in parallel, honouring ignore files.
 type walker struct {
@@ -36,6 +55,8 @@ type walker struct {
 
 type dirJob struct {
 	path     string
+	rel      string   // relative to the walk's root, "" for the root itself
+	parts    []string // relative to the workspace root, for ignore matching
 	patterns []gitignore.Pattern
 }
 
@@ -47,7 +68,7 @@ func (w *walker) walk(ctx context.Context, visit func(e entry) bool) error {
 	workers := max(4, runtime.GOMAXPROCS(0)*4)
 	var (
 		mu      sync.Mutex
-		queue   = []dirJob{{path: w.root, patterns: base}}
+		queue   = []dirJob{{path: w.root, parts: w.relParts(w.root), patterns: base}}
 		pending = 1
 		cond    = sync.NewCond(&mu)
 		stopped bool
@@ -96,16 +117,20 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 		return nil, true // unreadable: skip, as ripgrep does
 	}
 	patterns := job.patterns
-	relDir := w.relParts(job.path)
+	relDir := job.parts
 	if !w.noIgnore {
 		patterns = appendIgnores(patterns, job.path, relDir)
 	}
 	matcher := gitignore.NewMatcher(patterns)
+	parts := append(relDir[:len(relDir):len(relDir)], "")
 	var subdirs []dirJob
 	for _, d := range ents {
 		name := d.Name()
 		isDir := d.IsDir()
-		full := filepath.Join(job.path, name)
+		if isDir && alwaysSkipped[name] {
+			continue
+		}
+		full := job.path + string(filepath.Separator) + name
 		if d.Type()&fs.ModeSymlink != 0 {
 			// Follow links only when they stay inside the workspace and
 			// are files: a linked directory could loop or leave the tree.
@@ -118,22 +143,19 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 				continue
 			}
 		}
-		if isDir && alwaysSkipped[name] {
+		parts[len(parts)-1] = name
+		if len(patterns) > 0 && matcher.Match(parts, isDir) {
 			continue
 		}
-		parts := append(relDir[:len(relDir):len(relDir)], name)
-		if !w.noIgnore && matcher.Match(parts, isDir) {
-			continue
+		rel := name
+		if job.rel != "" {
+			rel = job.rel + "/" + name
 		}
 		if isDir {
-			subdirs = append(subdirs, dirJob{path: full, patterns: patterns})
+			subdirs = append(subdirs, dirJob{path: full, rel: rel, parts: append(relDir[:len(relDir):len(relDir)], name), patterns: patterns})
 			continue
 		}
-		info, err := d.Info()
-		if err != nil {
-			continue
-		}
-		if !visit(entry{path: full, rel: w.rel(full), info: info}) {
+		if !visit(entry{path: full, rel: rel, d: d}) {
 			return subdirs, false
 		}
 	}
@@ -147,14 +169,6 @@ func (w *walker) relParts(dir string) []string {
 		return nil
 	}
 	return strings.Split(filepath.ToSlash(r), "/")
-}
-
-func (w *walker) rel(p string) string {
-	r, err := filepath.Rel(w.root, p)
-	if err != nil {
-		return p
-	}
-	return filepath.ToSlash(r)
 }
 
 // inheritedPatterns reads the ignore files from the workspace root down to
