@@ -148,6 +148,10 @@ func checkExpect(t *testing.T, want *llmtest.Expect, res *llm.Response, err erro
 		if code := llm.CodeOf(err); string(code) != want.Error {
 			t.Fatalf("error code = %q (%v), want %q", code, err, want.Error)
 		}
+		// What streamed before the error is kept, not dropped.
+		if got := strings.TrimSpace(res.Message.Content); got != strings.TrimSpace(want.Text) {
+			t.Errorf("partial text = %q, want %q", got, want.Text)
+		}
 		return
 	}
 	if err != nil {

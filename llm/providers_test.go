@@ -19,9 +19,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Idle keep-alive connections of the shared HTTP transport are not
+	// leaks; anything else left running is.
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"))
 }
 
 // timeouts are the knobs the tests turn on both providers.
@@ -458,5 +460,98 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSlowConsumerIsNotBlamedOnTheServer holds each event longer than the
+// idle timeout while the server streams steadily.
+func TestSlowConsumerIsNotBlamedOnTheServer(t *testing.T) {
+	for _, d := range wireDialects {
+		t.Run(d.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			parts := []llmtest.Part{}
+			for range 5 {
+				parts = append(parts, llmtest.Pause(20*time.Millisecond), llmtest.Text("x"))
+			}
+			srv.Enqueue(d.path, d.stream("m", parts...))
+			p := d.new(srv, timeouts{idle: 100 * time.Millisecond, retries: -1})
+			n := 0
+			for _, err := range p.Chat(context.Background(), &llm.Request{}) {
+				if err != nil {
+					t.Fatalf("after %d events: %v", n, err)
+				}
+				n++
+				time.Sleep(250 * time.Millisecond) // a slow terminal
+			}
+		})
+	}
+}
+
+// TestToolCallSilenceIsTolerated: Ollama sends nothing while it collects a
+// tool call, which can take minutes on a CPU; with tools offered the idle
+// allowance is the long first-byte one.
+func TestToolCallSilenceIsTolerated(t *testing.T) {
+	for _, d := range wireDialects {
+		t.Run(d.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			srv.Enqueue(d.path, d.stream("m", llmtest.Thinking("I will write the file."), llmtest.Pause(400*time.Millisecond), llmtest.Call("write_file", `{"path":"a"}`)))
+			p := d.new(srv, timeouts{idle: 100 * time.Millisecond, first: 5 * time.Second, retries: -1})
+			res, err := fakeChat(t, p, withTools("write_file"))
+			if err != nil || len(res.Message.ToolCalls) != 1 {
+				t.Fatalf("%v %+v", err, res)
+			}
+			// Without tools the short idle timeout holds.
+			srv.Enqueue(d.path, d.stream("m", llmtest.Text("a"), llmtest.Pause(400*time.Millisecond), llmtest.Text("b")))
+			if _, err := fakeChat(t, p, nil); llm.CodeOf(err) != llm.CodeServer {
+				t.Fatalf("no tools: %v", err)
+			}
+		})
+	}
+}
+
+// TestPartialAnswerKeptOnError: text the normaliser held back (a fenced
+// block that might have been a call) comes out as text when the stream dies.
+func TestPartialAnswerKeptOnError(t *testing.T) {
+	for _, d := range wireDialects {
+		t.Run(d.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			srv.Enqueue(d.path, d.stream("m", llmtest.Text("Here:\n```json\n{\"name\": \"Ada\", "), llmtest.Cut()))
+			res, err := fakeChat(t, d.new(srv, noRetry), withTools("get_weather"))
+			if llm.CodeOf(err) != llm.CodeBadResponse || res.Message.Content != "Here:\n```json\n{\"name\": \"Ada\", " || len(res.Message.ToolCalls) != 0 {
+				t.Fatalf("%v %+v", err, res.Message)
+			}
+		})
+	}
+}
+
+// TestLengthCutCallsAreNotGuessed: a reply cut by the length limit in the
+// middle of a call's arguments does not become a call with guessed
+// arguments.
+func TestLengthCutCallsAreNotGuessed(t *testing.T) {
+	srv := llmtest.New(t)
+	p := wireDialects[1].new(srv, noRetry)
+	srv.Enqueue("/v1/chat/completions", llmtest.OpenAIStream("m", llmtest.Call("write_file", `{"path":"a.txt","content":["x"`), llmtest.Finish("length")))
+	res, err := fakeChat(t, p, withTools("write_file"))
+	if err != nil || len(res.Message.ToolCalls) != 1 || res.Message.ToolCalls[0].ArgsError == "" || res.Done.Reason != llm.FinishLength {
+		t.Fatalf("%v %+v %+v", err, res.Message.ToolCalls, res.Done)
+	}
+	// A call written as text and cut off stays text.
+	srv.Enqueue("/v1/chat/completions", llmtest.OpenAIStream("m", llmtest.Text("<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\"}}"), llmtest.Finish("length")))
+	res, err = fakeChat(t, p, withTools("write_file"))
+	if err != nil || len(res.Message.ToolCalls) != 0 || !strings.HasPrefix(res.Message.Content, "<tool_call>") {
+		t.Fatalf("%v %+v", err, res.Message)
+	}
+}
+
+func TestWrongServerAnswers(t *testing.T) {
+	for _, d := range wireDialects {
+		srv := llmtest.New(t)
+		page := llmtest.Scenario{Header: map[string][]string{"Content-Type": {"text/html"}}, Chunks: []llmtest.Chunk{{Data: "<!doctype html><html><body>Open WebUI</body></html>\n"}}}
+		srv.Enqueue(d.path, page)
+		_, err := fakeChat(t, d.new(srv, noRetry), nil)
+		var le *llm.Error
+		if !errors.As(err, &le) || !strings.Contains(le.Message, "web page") || le.Hint == "" {
+			t.Errorf("%s: %v", d.name, err)
+		}
 	}
 }

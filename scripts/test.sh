@@ -25,6 +25,12 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+log "go mod tidy"
+# -e: a test-only dependency of a dependency's own tests is not on the proxy.
+if ! go mod tidy -e -diff >/dev/null 2>&1; then
+  echo "go.mod or go.sum is not tidy: run 'go mod tidy -e' and commit the result"; exit 1
+fi
+
 PEER=${PEER_DIR:-$ROOT/../shared/ollama-peer}
 if [ -z "${HEARTH_OLLAMA_URL:-}" ] && [ "${HEARTH_SKIP_PEER:-0}" != 1 ]; then
   if [ -x "$PEER/up.sh" ]; then

@@ -35,7 +35,7 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 				return err
 			}
 			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat}
-			showProgress := !asJSON && isTerminal(a.io.err)
+			showProgress := !asJSON && a.isTTY(a.io.err)
 			if showProgress {
 				opts.Progress = func(step string) { fmt.Fprintf(a.io.err, "\r\033[K… %s", step) }
 			}

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -59,15 +60,17 @@ func (e usageError) Unwrap() error { return e.err }
 
 // app holds what every command shares.
 type app struct {
-	io      stdio
-	getenv  func(string) string
+	io     stdio
+	getenv func(string) string
+	// isTTY reports whether a stream is a terminal (replaced in tests).
+	isTTY   func(io.Writer) bool
 	flags   providers.Config
 	verbose bool
 }
 
 // run executes the command line args and returns the exit code.
 func run(ctx context.Context, args []string, io stdio, getenv func(string) string) int {
-	a := &app{io: io, getenv: getenv}
+	a := &app{io: io, getenv: getenv, isTTY: isTerminal}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -98,9 +101,14 @@ default, or any OpenAI-compatible server (vLLM, LM Studio, llama.cpp's
 server, Ollama's /v1).
 
 Which server and model to use comes from flags, then the environment:
-  HEARTH_PROVIDER, HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY, HEARTH_NUM_CTX
-  OLLAMA_HOST                        where Ollama listens (default 127.0.0.1:11434)
+  HEARTH_PROVIDER, HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY
+  HEARTH_NUM_CTX        context window to ask Ollama for (tokens)
+  HEARTH_IDLE_TIMEOUT   end a stream silent this long (default 2m; 10m with tools)
+  HEARTH_IMPLICIT_THINK the model's template opens <think> itself (Qwen3
+                        "thinking", DeepSeek-R1): replies hold only </think>
+  OLLAMA_HOST           where Ollama listens (default 127.0.0.1:11434)
   OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai
+  NO_COLOR              no colours
 
 Start with 'hearth doctor' to check that your server and model are ready.`,
 		Example: `  hearth doctor --model qwen3:4b
@@ -139,6 +147,20 @@ func (a *app) provider() (llm.Provider, providers.Config, error) {
 		}
 		cfg.NumCtx = n
 	}
+	if s := a.getenv("HEARTH_IDLE_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, cfg, usageError{fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 5m", s)}
+		}
+		cfg.IdleTimeout = d
+	}
+	if s := a.getenv("HEARTH_IMPLICIT_THINK"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, cfg, usageError{fmt.Errorf("HEARTH_IMPLICIT_THINK=%q: want true or false", s)}
+		}
+		cfg.ImplicitThink = b
+	}
 	if a.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(a.io.err, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -161,7 +183,7 @@ func isTerminal(w io.Writer) bool {
 
 // colors says whether to color output for w: a terminal, and NO_COLOR unset.
 func (a *app) colors(w io.Writer) bool {
-	return isTerminal(w) && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
+	return a.isTTY(w) && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
 }
 
 // noArgs refuses positional arguments as a usage error.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,5 +186,37 @@ func waitUntil(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestColors(t *testing.T) {
+	srv := fakeOllama(t)
+	srv.Always("/api/chat", llmtest.OllamaStream("qwen3:4b", llmtest.Text("ready")))
+	for _, tc := range []struct {
+		tty     bool
+		noColor string
+		want    bool
+	}{{true, "", true}, {true, "1", false}, {false, "", false}} {
+		var out, errb bytes.Buffer
+		env := map[string]string{"OLLAMA_HOST": srv.URL, "NO_COLOR": tc.noColor}
+		a := &app{io: stdio{in: strings.NewReader(""), out: &out, err: &errb}, getenv: func(k string) string { return env[k] },
+			isTTY: func(io.Writer) bool { return tc.tty }}
+		root := a.rootCommand()
+		root.SetArgs([]string{"doctor", "-m", "qwen3:4b"})
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "\033["); got != tc.want {
+			t.Errorf("tty=%v NO_COLOR=%q: colours %v, want %v\n%q", tc.tty, tc.noColor, got, tc.want, out.String())
+		}
+	}
+}
+
+func TestEnvKnobs(t *testing.T) {
+	for _, kv := range [][2]string{{"HEARTH_IDLE_TIMEOUT", "soon"}, {"HEARTH_IMPLICIT_THINK", "maybe"}} {
+		code, _, errOut := hearth(t, map[string]string{kv[0]: kv[1]}, "models")
+		if code != exitUsage || !strings.Contains(errOut, kv[0]) {
+			t.Errorf("%s=%s: exit %d %q", kv[0], kv[1], code, errOut)
+		}
 	}
 }

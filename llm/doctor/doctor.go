@@ -84,7 +84,7 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	info, err := p.Health(ctx)
 	if err != nil {
 		add(fromError("server", err))
-		add(Check{Name: "model", Status: Skip, Detail: "not checked: the server did not answer"})
+		add(Check{Name: "model", Status: Skip, Detail: "not checked: the server check failed"})
 		return r
 	}
 	detail := fmt.Sprintf("%s answers at %s in %s", kindName(p.Kind()), info.BaseURL, info.Latency.Round(time.Millisecond))
@@ -232,8 +232,8 @@ func toolsCheck(m *llm.ModelInfo) Check {
 	case m.Has(llm.CapTools):
 		return Check{Name: "tools", Status: OK, Detail: "calls tools natively"}
 	case !m.CapabilitiesKnown:
-		return Check{Name: "tools", Status: Warn, Detail: "the server does not say whether the model calls tools",
-			Fix: "if it does, say so in the config (capabilities = [\"tools\"]); Hearth also reads tool calls written as text"}
+		return Check{Name: "tools", Status: Warn, Detail: "the server does not say whether the model calls tools (OpenAI-compatible servers never do); Hearth also reads tool calls the model writes as text",
+			Fix: "use a model made for tool calling (qwen3, llama3.1, mistral-nemo, gpt-oss), served with tool parsing on (vLLM: --enable-auto-tool-choice; llama.cpp: --jinja)"}
 	}
 	return Check{Name: "tools", Status: Warn, Detail: "no native tool calling: Hearth will read tool calls the model writes as text, which small models do unreliably",
 		Fix: "for agent work choose a model with tools (qwen3, llama3.1, mistral-nemo, gpt-oss)"}
@@ -244,20 +244,21 @@ func thinkingCheck(m *llm.ModelInfo) Check {
 		return Check{Name: "thinking", Status: OK, Detail: "reasons before answering; the reasoning is shown apart from the answer"}
 	}
 	if !m.CapabilitiesKnown {
-		return Check{Name: "thinking", Status: OK, Detail: "unknown; <think> tags in the answer are shown as reasoning anyway"}
+		return Check{Name: "thinking", Status: OK, Detail: "unknown; reasoning in <think>…</think> is shown apart from the answer (set HEARTH_IMPLICIT_THINK=1 for templates that open <think> themselves)"}
 	}
 	return Check{Name: "thinking", Status: OK, Detail: "no separate reasoning (not needed)"}
 }
 
 func contextCheck(kind string, m *llm.ModelInfo) Check {
 	n := m.ContextLength
-	if n == 0 {
-		n = m.TrainedContextLength
+	if n == 0 && m.TrainedContextLength > 0 {
+		return Check{Name: "context", Status: Warn, Detail: fmt.Sprintf("the model was trained for %d tokens; the window the server runs it with is not known", m.TrainedContextLength),
+			Fix: "make sure the server's window is at least 8192 tokens (llama.cpp: -c)"}
 	}
 	switch {
 	case n == 0:
 		return Check{Name: "context", Status: Warn, Detail: "the server does not say how long the context window is",
-			Fix: "set the model's context length in the config so Hearth can keep the conversation inside it"}
+			Fix: "make sure the server runs the model with a window of at least 8192 tokens (vLLM: --max-model-len; llama.cpp: -c)"}
 	case n < MinContext:
 		fix := "choose a model with a longer context"
 		if kind == "ollama" && m.TrainedContextLength > n {

@@ -55,7 +55,7 @@ func TestRun(t *testing.T) {
 
 	o := openai.New(openai.Options{BaseURL: srv.OpenAIURL()})
 	r = Run(ctx, o, srv.OpenAIURL(), Options{Model: "qwen3:4b", SkipChat: true})
-	if !r.Ready || find(r, "tools").Status != Warn || !strings.Contains(find(r, "tools").Fix, "config") {
+	if !r.Ready || find(r, "tools").Status != Warn || !strings.Contains(find(r, "tools").Fix, "--enable-auto-tool-choice") {
 		t.Errorf("openai unknown capabilities: %+v", r)
 	}
 

@@ -90,8 +90,8 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 		}
 		var n *norm.Normalizer
 		err = p.client.Do(ctx, func() (bool, error) {
-			n = norm.New(norm.Options{Tools: tools}, yield)
-			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/api/chat"), body)
+			n = norm.New(norm.Options{Tools: tools, ImplicitThink: p.opts.ImplicitThink}, yield)
+			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/api/chat"), body, p.client.StreamTimeouts(len(tools) > 0))
 			if err != nil {
 				return false, p.withModels(ctx, err, model)
 			}
@@ -100,7 +100,10 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 			return n.Emitted(), err
 		})
 		if err != nil && !n.Stopped() && !errors.Is(err, wire.ErrStopped) {
-			yield(llm.Event{}, err)
+			n.Abort() // a partial answer is kept, not dropped
+			if !n.Stopped() {
+				yield(llm.Event{}, err)
+			}
 		}
 	}
 }

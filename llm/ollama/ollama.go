@@ -51,6 +51,10 @@ type Options struct {
 	// overlong prompt fails with CodeContextLength instead of silently
 	// losing its system prompt.
 	AllowTruncation bool
+	// ImplicitThink says the models' templates open <think> in the prompt,
+	// so a reply holds only a closing </think> (for models Ollama does not
+	// know as thinking models, whose reasoning it leaves in the content).
+	ImplicitThink bool
 	// KeepAlive is sent with every chat unless the request sets its own.
 	KeepAlive time.Duration
 	// IdleTimeout ends a stream that started and then went silent;
@@ -153,6 +157,7 @@ func New(opts Options) *Provider {
 				BaseURL:         base,
 				UnreachableHint: "is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST (or --base-url) to where it listens",
 				AuthHint:        "the server behind this address wants credentials; Ollama itself does not",
+				WrongServerHint: "is Ollama listening there? check --base-url or OLLAMA_HOST (Ollama's port is 11434); for an OpenAI-compatible server (vLLM, LM Studio, llama.cpp) use --provider openai",
 			},
 			HTTP:             hc,
 			Header:           opts.Header,

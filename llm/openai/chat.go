@@ -166,16 +166,18 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 		}
 		// Whether the template opened <think> in the prompt cannot be seen
 		// in the stream until it is too late: only configuration says.
-		opts := norm.Options{ImplicitThink: p.modelConfig(model).ImplicitThink}
+		opts := norm.Options{ImplicitThink: p.opts.ImplicitThink || p.modelConfig(model).ImplicitThink}
+		var tools []string
 		if req.ToolChoice != llm.ToolChoiceNone {
 			for _, t := range req.Tools {
-				opts.Tools = append(opts.Tools, t.Name)
+				tools = append(tools, t.Name)
 			}
 		}
+		opts.Tools = tools
 		var n *norm.Normalizer
 		err = p.client.Do(ctx, func() (bool, error) {
 			n = norm.New(opts, yield)
-			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/chat/completions"), body)
+			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/chat/completions"), body, p.client.StreamTimeouts(len(tools) > 0))
 			if err != nil {
 				return false, p.withModels(ctx, err)
 			}
@@ -188,7 +190,10 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 			return n.Emitted(), err
 		})
 		if err != nil && !n.Stopped() && !errors.Is(err, wire.ErrStopped) {
-			yield(llm.Event{}, err)
+			n.Abort() // a partial answer is kept, not dropped
+			if !n.Stopped() {
+				yield(llm.Event{}, err)
+			}
 		}
 	}
 }
@@ -243,16 +248,22 @@ func (cs *calls) add(d *deltaCall) {
 	cur.args.WriteString(d.Args)
 }
 
-func (cs *calls) flush(n *norm.Normalizer) bool {
+// flush yields the assembled calls. cut says the reply was cut by the
+// length limit: arguments that are not complete JSON are then refused, not
+// repaired, because the model had not finished writing them.
+func (cs *calls) flush(n *norm.Normalizer, cut bool) bool {
 	for _, c := range cs.list {
 		if c.name == "" && c.args.Len() == 0 {
 			continue
 		}
 		tc := llm.ToolCall{ID: c.id, Name: c.name}
 		args, repaired, err := argjson.Normalize([]byte(c.args.String()))
-		if err != nil {
+		switch {
+		case err != nil:
 			tc.Args, tc.ArgsError = json.RawMessage(`{}`), err.Error()
-		} else {
+		case repaired && cut:
+			tc.Args, tc.ArgsError = json.RawMessage(`{}`), "the reply hit the length limit while writing this call's arguments: make the call again, with shorter arguments"
+		default:
 			tc.Args, tc.Repaired = args, repaired
 		}
 		if !n.ToolCall(tc) {
@@ -270,7 +281,7 @@ func (p *Provider) decodeStream(b *wire.Body, n *norm.Normalizer) error {
 	var finish string
 	var u *llm.Usage
 	end := func() error {
-		if !cs.flush(n) || !n.Finish(norm.FinishReason(finish), u, false) {
+		if !cs.flush(n, finish == "length") || !n.Finish(norm.FinishReason(finish), u, false) {
 			return wire.ErrStopped
 		}
 		return nil
@@ -346,7 +357,8 @@ func (p *Provider) decodeWhole(b *wire.Body, n *norm.Normalizer) error {
 	if !readDelta(choices[0].Get("message"), n, &cs) {
 		return wire.ErrStopped
 	}
-	if !cs.flush(n) || !n.Finish(norm.FinishReason(string(choices[0].GetStringBytes("finish_reason"))), usageOf(v), false) {
+	finish := string(choices[0].GetStringBytes("finish_reason"))
+	if !cs.flush(n, finish == "length") || !n.Finish(norm.FinishReason(finish), usageOf(v), false) {
 		return wire.ErrStopped
 	}
 	return nil

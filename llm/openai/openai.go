@@ -49,6 +49,9 @@ type Options struct {
 	Model string
 	// Models holds per-model configuration, by model name.
 	Models map[string]ModelConfig
+	// ImplicitThink says every model's template opens <think> in the
+	// prompt (see ModelConfig.ImplicitThink).
+	ImplicitThink bool
 	// IdleTimeout, FirstByteTimeout, MaxRetries, HTTPClient and Logger are
 	// as in the ollama package.
 	IdleTimeout      time.Duration
@@ -112,6 +115,7 @@ func New(opts Options) *Provider {
 				BaseURL:         base,
 				UnreachableHint: "is the server running? set --base-url or OPENAI_BASE_URL to its address (e.g. http://localhost:8000/v1 for vLLM, http://localhost:1234/v1 for LM Studio, http://localhost:8080/v1 for llama.cpp)",
 				AuthHint:        "check the API key: --api-key, or OPENAI_API_KEY",
+				WrongServerHint: "check --base-url or OPENAI_BASE_URL: most servers serve the API under /v1 (e.g. http://localhost:8000/v1); for Ollama's own API use --provider ollama",
 			},
 			HTTP:             hc,
 			Header:           hdr,
@@ -212,6 +216,9 @@ func (p *Provider) ModelInfo(ctx context.Context, model string) (*llm.ModelInfo,
 	for _, e := range es {
 		if sameModel(e.ID, model) {
 			mi := p.info(e)
+			if mi.ContextLength == 0 && e.Meta.NCtxTrain > 0 {
+				mi.ContextLength = p.llamacppWindow(ctx)
+			}
 			return &mi, nil
 		}
 		names = append(names, e.ID)
@@ -300,4 +307,22 @@ func (p *Provider) lookupConfig(model string) (ModelConfig, bool) {
 func (p *Provider) modelConfig(model string) ModelConfig {
 	mc, _ := p.lookupConfig(model)
 	return mc
+}
+
+// llamacppWindow asks llama.cpp's /props for the window it runs the model
+// with (its -c), which /v1/models does not say. 0 when unknown.
+func (p *Provider) llamacppWindow(ctx context.Context) int {
+	var props struct {
+		NCtx    int `json:"n_ctx"`
+		Default struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	root := strings.TrimSuffix(p.base, "/v1")
+	c := *p.client
+	c.Retry.Max = 0
+	if err := c.JSON(ctx, "show model", http.MethodGet, root+"/props", nil, &props); err != nil {
+		return 0
+	}
+	return max(props.NCtx, props.Default.NCtx)
 }

@@ -210,3 +210,16 @@ func TestToolCallAssembly(t *testing.T) {
 		})
 	}
 }
+
+func TestLlamaCppWindowFromProps(t *testing.T) {
+	srv := llmtest.New(t)
+	list := llmtest.JSONResponse(200, map[string]any{"object": "list", "data": []any{
+		map[string]any{"id": "gemma.gguf", "object": "model", "meta": map[string]any{"n_ctx_train": 131072}}}})
+	srv.Always("/v1/models", list)
+	srv.Enqueue("/props", llmtest.JSONResponse(200, map[string]any{"default_generation_settings": map[string]any{"n_ctx": 4096}}))
+	p := New(Options{BaseURL: srv.OpenAIURL()})
+	mi, err := p.ModelInfo(context.Background(), "gemma.gguf")
+	if err != nil || mi.ContextLength != 4096 || mi.TrainedContextLength != 131072 {
+		t.Fatalf("%+v %v", mi, err)
+	}
+}

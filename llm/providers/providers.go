@@ -34,6 +34,9 @@ type Config struct {
 	NumCtx int
 	// IdleTimeout ends a stream that went silent (0: the default).
 	IdleTimeout time.Duration
+	// ImplicitThink says the models' templates open <think> in the prompt
+	// (Qwen3 "thinking", DeepSeek-R1), so replies hold only </think>.
+	ImplicitThink bool
 	// Models holds what configuration says about models of an
 	// OpenAI-compatible server, which does not say it itself.
 	Models map[string]openai.ModelConfig
@@ -82,7 +85,7 @@ func Resolve(c Config, getenv func(string) string) (Config, error) {
 func New(c Config) (llm.Provider, error) {
 	switch c.Kind {
 	case KindOllama:
-		o := ollama.Options{BaseURL: c.BaseURL, Model: c.Model, NumCtx: c.NumCtx, IdleTimeout: c.IdleTimeout, Logger: c.Logger}
+		o := ollama.Options{BaseURL: c.BaseURL, Model: c.Model, NumCtx: c.NumCtx, IdleTimeout: c.IdleTimeout, ImplicitThink: c.ImplicitThink, Logger: c.Logger}
 		if c.APIKey != "" {
 			// Ollama behind an authenticating proxy.
 			o.Header = http.Header{"Authorization": {"Bearer " + c.APIKey}}
@@ -90,7 +93,7 @@ func New(c Config) (llm.Provider, error) {
 		return ollama.New(o), nil
 	case KindOpenAI:
 		return openai.New(openai.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, Model: c.Model, Models: c.Models,
-			IdleTimeout: c.IdleTimeout, Logger: c.Logger}), nil
+			IdleTimeout: c.IdleTimeout, ImplicitThink: c.ImplicitThink, Logger: c.Logger}), nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", c.Kind)
 }

@@ -58,6 +58,15 @@ func Normalize(raw []byte) (args json.RawMessage, repaired bool, err error) {
 	if unterminatedString(s) {
 		return nil, false, fmt.Errorf("tool arguments end inside a string, as if cut off: %s", clip(raw))
 	}
+	if open := unclosed(s); open > 0 {
+		// A missing closing brace is forgiven only after a value that is
+		// clearly complete ("…}", "…]", "…\""): `{"n": 1` may have been
+		// cut from `{"n": 100}`.
+		last := strings.TrimRight(s, " \t\r\n")
+		if c := last[len(last)-1]; c != '}' && c != ']' && c != '"' && c != '\'' {
+			return nil, false, fmt.Errorf("tool arguments end before they are complete, as if cut off: %s", clip(raw))
+		}
+	}
 	fixed, err := jsonrepair.JSONRepair(s)
 	if err != nil {
 		return nil, false, fmt.Errorf("tool arguments are not valid JSON (%v): %s", err, clip(raw))
@@ -104,6 +113,31 @@ func unterminatedString(s string) bool {
 		}
 	}
 	return quote != 0
+}
+
+// unclosed counts the braces and brackets left open at the end of s, outside
+// strings.
+func unclosed(s string) int {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || (c == '\'' && opensSingle(s, i)):
+			quote = c
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return depth
 }
 
 // opensSingle reports whether the single quote at s[i] starts a string: it

@@ -134,11 +134,39 @@ func (n *Normalizer) Flush() bool {
 	return !n.stopped
 }
 
+// Abort ends a stream that failed: text held back (a possible tag, a
+// possible call) is yielded as text, so that a partial answer is never lost,
+// and nothing held becomes a tool call.
+func (n *Normalizer) Abort() {
+	n.split.Flush(n.fromSplitAborting)
+	if n.calls != nil {
+		n.calls.Abort()
+	}
+}
+
+func (n *Normalizer) fromSplitAborting(thinking bool, s string) {
+	if thinking {
+		n.send(llm.Event{Kind: llm.EventThinking, Text: s})
+		return
+	}
+	if n.calls != nil {
+		n.calls.Abort() // what it held comes first
+	}
+	n.text(s)
+}
+
 // Finish flushes, then yields usage (if any) and EventDone. reason is the
 // server's finish reason, normalised here: a reply that made tool calls ends
 // with FinishToolCalls whatever the server said, unless it was cut by length.
 func (n *Normalizer) Finish(reason llm.FinishReason, usage *llm.Usage, truncated bool) bool {
-	if !n.Flush() {
+	if reason == llm.FinishLength {
+		// Cut by the length limit: a call the model was writing as text
+		// is incomplete, whatever it looks like.
+		n.Abort()
+	} else if !n.Flush() {
+		return false
+	}
+	if n.stopped {
 		return false
 	}
 	switch {

@@ -297,6 +297,15 @@ func (e *Extractor) scanJSON(buf string, i int) int {
 	return -1
 }
 
+// Abort ends a stream that failed: whatever is held is given back as text,
+// never made into a call (the call may have been cut off).
+func (e *Extractor) Abort() {
+	buf := e.held.String()
+	e.held.Reset()
+	e.mode = mPass
+	e.emit(buf)
+}
+
 // Flush ends the stream: a capture still open is decided on what arrived
 // (a missing closing tag or fence is forgiven), anything held is text.
 func (e *Extractor) Flush() {

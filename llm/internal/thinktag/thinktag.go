@@ -110,15 +110,25 @@ func (s *Splitter) feedStart(chunk string, emit Emit) string {
 				return s.leaveStart(chunk[i:], emit)
 			}
 		}
-		// Matching the opening tag byte by byte, across chunks.
-		if c != openTag[tagPart] {
+		// Matching <think> or </think> byte by byte, across chunks. A reply
+		// that starts by closing the block had it opened by the template
+		// and left empty.
+		tag := s.held.String()[s.ws:] + string(c)
+		isOpen, isClose := strings.HasPrefix(openTag, tag), strings.HasPrefix(closeTag, tag)
+		if !isOpen && !isClose {
 			return s.leaveStart(chunk[i:], emit)
 		}
 		s.held.WriteByte(c)
-		if tagPart+1 == len(openTag) {
+		switch tag {
+		case openTag:
 			s.held.Reset()
 			s.ws = 0
 			s.st = stThink
+			return chunk[i+1:]
+		case closeTag:
+			s.held.Reset()
+			s.ws = 0
+			s.close()
 			return chunk[i+1:]
 		}
 	}
@@ -194,11 +204,10 @@ func (s *Splitter) close() {
 	s.st = stAfter
 }
 
-// Flush ends the stream, emitting anything still held. It reports whether
-// an implicit block was never closed, in which case all its reasoning is
-// emitted again as answer text (the model did not think after all, and the
-// answer must not be lost).
-func (s *Splitter) Flush(emit Emit) (reclassified bool) {
+// Flush ends the stream, emitting anything still held. When an implicit
+// block was never closed, all its reasoning is emitted again as answer text:
+// the model did not think after all, and the answer must not be lost.
+func (s *Splitter) Flush(emit Emit) {
 	held := s.held.String()
 	s.held.Reset()
 	s.ws = 0
@@ -213,12 +222,10 @@ func (s *Splitter) Flush(emit Emit) (reclassified bool) {
 		}
 		if s.implicit && !s.closed && s.implicitBuf.Len() > 0 {
 			emit(false, s.implicitBuf.String())
-			reclassified = true
 		}
 	}
 	s.implicitBuf.Reset()
 	s.st = stText
-	return reclassified
 }
 
 // partialSuffix returns the index in s where the longest suffix of s that is

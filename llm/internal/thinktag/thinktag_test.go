@@ -8,6 +8,7 @@ import (
 type result struct{ thinking, text string }
 
 func run(implicit bool, chunks []string) (result, bool) {
+	implicitNeverClosed := implicit && !strings.Contains(strings.Join(chunks, ""), closeTag)
 	var r result
 	var tb, xb strings.Builder
 	emit := func(thinking bool, s string) {
@@ -24,9 +25,9 @@ func run(implicit bool, chunks []string) (result, bool) {
 	for _, c := range chunks {
 		s.Feed(c, emit)
 	}
-	re := s.Flush(emit)
+	s.Flush(emit)
 	r.thinking, r.text = tb.String(), xb.String()
-	return r, re
+	return r, implicitNeverClosed && r.thinking != ""
 }
 
 var cases = []struct {
@@ -52,6 +53,9 @@ var cases = []struct {
 	{"implicit with explicit open", true, "<think>r</think>a", result{"r", "a"}, false},
 	{"implicit never closed", true, "Just an answer.", result{"Just an answer.", "Just an answer."}, true},
 	{"implicit empty", true, "", result{}, false},
+	{"implicit, reply starts by closing", true, "\n</think>\n\nHello.", result{"", "Hello."}, false},
+	{"explicit mode, leading lone close stripped", false, "</think>\n\nHello.", result{"", "Hello."}, false},
+	{"implicit, partial close then text", true, "</thin>x", result{"</thin>x", "</thin>x"}, true},
 	{"unicode", false, "<think>çà ☃</think>日本", result{"çà ☃", "日本"}, false},
 }
 

@@ -103,29 +103,46 @@ func timeoutOr(d, def time.Duration) time.Duration {
 }
 
 // Body is a response body watched for silence. Close it when done.
+//
+// The watchdog runs only while the reader waits on the server: time the
+// consumer spends with an event (a slow terminal, a busy UI) is not counted
+// against the server.
 type Body struct {
 	resp   *http.Response
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
+	first  time.Duration
 	idle   time.Duration
 	seen   atomic.Bool
 	target Target
 	op     string
 }
 
-// Read reads from the response, re-arming the idle watchdog on progress.
+// Read reads from the response with the watchdog armed.
 func (b *Body) Read(p []byte) (int, error) {
+	if b.timer != nil {
+		if d := b.wait(); d > 0 {
+			b.timer.Reset(d)
+		}
+	}
 	n, err := b.resp.Body.Read(p)
-	if n > 0 && b.timer != nil {
-		b.seen.Store(true)
-		if b.idle > 0 {
-			b.timer.Reset(b.idle)
-		} else {
-			b.timer.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
+		if n > 0 {
+			b.seen.Store(true)
 		}
 	}
 	return n, err
+}
+
+// wait is how long the server may stay silent now: the first-byte allowance
+// until it has sent something, the idle one after.
+func (b *Body) wait() time.Duration {
+	if b.seen.Load() {
+		return b.idle
+	}
+	return b.first
 }
 
 // Close stops the watchdog and closes the connection.
@@ -138,29 +155,49 @@ func (b *Body) Close() error {
 	return err
 }
 
-// Header returns the response's headers.
-func (b *Body) Header() http.Header { return b.resp.Header }
-
 // Err maps a read error to an *llm.Error.
 func (b *Body) Err(err error) *llm.Error { return b.target.FromTransport(b.ctx, b.op, err) }
 
+// Timeouts bound a silent server for one request.
+type Timeouts struct {
+	// FirstByte is the wait for the response to start (headers included).
+	FirstByte time.Duration
+	// Idle is the longest gap once it has started.
+	Idle time.Duration
+}
+
+// StreamTimeouts are a chat stream's: the client's settings. With slowGaps
+// set (tools offered: Ollama sends nothing while it collects a tool call,
+// which can take minutes on a CPU) the idle allowance grows to the first-
+// byte one.
+func (c *Client) StreamTimeouts(slowGaps bool) Timeouts {
+	t := Timeouts{FirstByte: timeoutOr(c.FirstByteTimeout, DefaultFirstByteTimeout), Idle: timeoutOr(c.IdleTimeout, DefaultIdleTimeout)}
+	if slowGaps && t.Idle > 0 && t.FirstByte > t.Idle {
+		t.Idle = t.FirstByte
+	}
+	return t
+}
+
+// metaTimeouts bound requests that do not generate (listing, showing,
+// health): a server that does not answer them in 30 s is not going to.
+var metaTimeouts = Timeouts{FirstByte: 30 * time.Second, Idle: 30 * time.Second}
+
 // Open sends a request and returns the body of a 2xx response, watched for
 // silence. Other statuses become an *llm.Error carrying the server's message.
-func (c *Client) Open(ctx context.Context, op, method, url string, body []byte) (*Body, error) {
+func (c *Client) Open(ctx context.Context, op, method, url string, body []byte, t Timeouts) (*Body, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	b := &Body{ctx: ctx, cancel: cancel, target: c.Target, op: op,
-		idle: timeoutOr(c.IdleTimeout, DefaultIdleTimeout)}
-	if first := timeoutOr(c.FirstByteTimeout, DefaultFirstByteTimeout); first > 0 || b.idle > 0 {
-		if first == 0 {
-			first = 1<<63 - 1
-		}
-		b.timer = time.AfterFunc(first, func() {
+	b := &Body{ctx: ctx, cancel: cancel, target: c.Target, op: op, first: t.FirstByte, idle: t.Idle}
+	if b.first > 0 || b.idle > 0 {
+		b.timer = time.AfterFunc(max(b.first, 1), func() {
 			if b.seen.Load() {
 				cancel(ErrIdle)
 			} else {
 				cancel(ErrNoFirstByte)
 			}
 		})
+		if b.first <= 0 {
+			b.timer.Stop()
+		}
 	}
 	fail := func(err error) (*Body, error) {
 		if b.timer != nil {
@@ -191,6 +228,10 @@ func (c *Client) Open(ctx context.Context, op, method, url string, body []byte) 
 	}
 	c.log().Debug("llm request", "provider", c.Provider, "op", op, "url", url, "status", resp.StatusCode, "wait", time.Since(start))
 	b.resp = resp
+	// Headers came: from here on the watchdog runs only inside Read.
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	if resp.StatusCode/100 != 2 {
 		data, rerr := io.ReadAll(io.LimitReader(b, 64<<10))
 		resp.Body.Close()
@@ -198,6 +239,12 @@ func (c *Client) Open(ctx context.Context, op, method, url string, body []byte) 
 			return fail(c.FromTransport(ctx, op, rerr))
 		}
 		return fail(c.FromStatus(op, resp.StatusCode, resp.Header, data))
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		// Another program answers at this address (a web UI, a proxy page).
+		data, _ := io.ReadAll(io.LimitReader(b, 512))
+		resp.Body.Close()
+		return fail(c.Malformed(op, data, errors.New("an HTML page")))
 	}
 	return b, nil
 }
@@ -213,7 +260,7 @@ func (c *Client) JSON(ctx context.Context, op, method, url string, in, out any) 
 		}
 	}
 	return c.Do(ctx, func() (bool, error) {
-		b, err := c.Open(ctx, op, method, url, body)
+		b, err := c.Open(ctx, op, method, url, body, metaTimeouts)
 		if err != nil {
 			return false, err
 		}
@@ -237,14 +284,26 @@ func (c *Client) JSON(ctx context.Context, op, method, url string, in, out any) 
 // nothing is retried, because the caller has already seen part of a reply.
 func (c *Client) Do(ctx context.Context, attempt func() (emitted bool, err error)) error {
 	r := c.Retry
+	loading := 0
 	for n := 0; ; n++ {
 		emitted, err := attempt()
-		if err == nil || emitted || n >= r.Max || !llm.IsRetryable(err) {
+		if err == nil || emitted || !llm.IsRetryable(err) {
 			return err
 		}
 		var le *llm.Error
 		errors.As(err, &le)
 		wait := backoff(r.Base, n)
+		// 503 without Retry-After: a server loading a model (llama.cpp
+		// answers "Loading model" until it is ready), which takes tens of
+		// seconds. Wait for it longer than for other failures.
+		if le.Status == http.StatusServiceUnavailable && le.RetryAfter == 0 && loading < loadingRetries {
+			loading++
+			wait = min(time.Duration(loading)*4*r.Base, 10*time.Second)
+			n--
+		} else if n >= r.Max || le.Code == llm.CodeUnreachable {
+			// Nothing listening will not start listening in a second.
+			return err
+		}
 		if le.RetryAfter > 0 {
 			if r.MaxWait > 0 && le.RetryAfter > r.MaxWait {
 				return err
@@ -264,6 +323,10 @@ func (c *Client) Do(ctx context.Context, attempt func() (emitted bool, err error
 		}
 	}
 }
+
+// loadingRetries bounds the waits for a server that is loading a model
+// (about a minute in all).
+const loadingRetries = 8
 
 // backoff is base·2ⁿ with ±25 % jitter.
 func backoff(base time.Duration, n int) time.Duration {

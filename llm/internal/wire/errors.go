@@ -143,8 +143,9 @@ type Target struct {
 	UnreachableHint string
 	// AuthHint tells the user how to give credentials.
 	AuthHint string
-	// ModelHint, given the model name, tells the user how to get it.
-	ModelHint func(model string) string
+	// WrongServerHint tells the user what to check when something else
+	// answers at the address (a web page, a 404).
+	WrongServerHint string
 }
 
 // FromStatus maps an HTTP error response to an *llm.Error. It keeps the
@@ -168,12 +169,15 @@ func (t Target) FromStatus(op string, status int, header http.Header, body []byt
 		e.Code = llm.CodeModelNotFound
 	case status == http.StatusNotFound:
 		e.Code = llm.CodeUnreachable
-		e.Hint = fmt.Sprintf("nothing serves this API at %s: check the base URL", t.BaseURL)
+		e.Message = fmt.Sprintf("%s (nothing serves the %s API at %s)", msg, t.Provider, t.BaseURL)
+		e.Hint = t.WrongServerHint
 	case status == http.StatusRequestTimeout || status >= 500:
 		e.Code, e.Retryable = llm.CodeServer, true
 		e.RetryAfter = RetryAfter(header, time.Now())
+		e.Hint = serverHint(msg)
 	case status >= 400:
 		e.Code = llm.CodeInvalidRequest
+		e.Hint = requestHint(msg)
 	default:
 		e.Code = llm.CodeBadResponse
 	}
@@ -191,8 +195,35 @@ func (t Target) FromStream(op, msg, code string) *llm.Error {
 		e.Code = llm.CodeModelNotFound
 	default:
 		e.Code, e.Retryable = llm.CodeServer, true
+		e.Hint = serverHint(msg)
 	}
 	return e
+}
+
+// serverHint suggests a fix for a server failure the message explains.
+func serverHint(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "out of memory") || strings.Contains(m, "oom") || strings.Contains(m, "cuda error") || strings.Contains(m, "failed to allocate"):
+		return "the model does not fit in memory: choose a smaller model or quantization, or a smaller context window (HEARTH_NUM_CTX)"
+	case strings.Contains(m, "loading model"):
+		return "the server is still loading the model: try again in a moment"
+	case strings.Contains(m, "runner") && (strings.Contains(m, "terminated") || strings.Contains(m, "stopped")):
+		return "the model runner crashed: the server's log says why (often memory)"
+	}
+	return "the server's log may say more"
+}
+
+// requestHint suggests a fix for a request the server refused.
+func requestHint(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "does not support tools") || strings.Contains(m, "tools are not supported"):
+		return "this model cannot call tools: choose one that can (`hearth models` shows which)"
+	case strings.Contains(m, "does not support thinking"):
+		return "this model does not think: leave thinking off for it"
+	}
+	return ""
 }
 
 // FromTransport maps a failure to send a request or read its response. ctx
@@ -210,8 +241,14 @@ func (t Target) FromTransport(ctx context.Context, op string, err error) *llm.Er
 		e.Code, e.Retryable, e.Err = llm.CodeServer, true, ErrIdle
 		e.Message = "the server stopped sending in the middle of the reply"
 	case errors.Is(cause, ErrNoFirstByte):
-		e.Code, e.Retryable, e.Err = llm.CodeServer, true, ErrNoFirstByte
+		// Not retried: a server silent for that long would be again.
+		e.Code, e.Err = llm.CodeServer, ErrNoFirstByte
 		e.Message = "the server accepted the request but sent nothing"
+		e.Hint = "is the server overloaded or stuck? check its log"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The caller's own time limit, not an interruption.
+		e.Code, e.Err = llm.CodeServer, context.DeadlineExceeded
+		e.Message = "the time limit was reached before the server answered"
 	case ctx.Err() != nil:
 		e.Code, e.Message = llm.CodeCancelled, "cancelled"
 		if cause != nil {
@@ -248,8 +285,13 @@ func (t Target) Truncated(op string) *llm.Error {
 
 // Malformed is the error for a chunk that is not what the dialect sends.
 func (t Target) Malformed(op string, chunk []byte, err error) *llm.Error {
-	return &llm.Error{Provider: t.Provider, Op: op, Code: llm.CodeBadResponse, Err: err,
+	e := &llm.Error{Provider: t.Provider, Op: op, Code: llm.CodeBadResponse, Err: err,
 		Message: fmt.Sprintf("malformed chunk %q: %v", clip(string(chunk), 200), err)}
+	if trimmed := strings.TrimSpace(string(chunk)); strings.HasPrefix(trimmed, "<") {
+		e.Message = fmt.Sprintf("%s answered with a web page, not the model API", t.BaseURL)
+		e.Hint = t.WrongServerHint
+	}
+	return e
 }
 
 func isConnRefused(err error) bool {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/hearth-agent/hearth/llm"
 )
 
 type sse struct{ event, data, err string }
@@ -198,4 +201,53 @@ func (c *chunky) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), c.n)], c.s)
 	c.s = c.s[n:]
 	return n, nil
+}
+
+func TestLoadingServerIsWaitedFor(t *testing.T) {
+	c := &Client{Target: Target{Provider: "openai"}, Retry: Retry{Max: 1, Base: time.Millisecond}}
+	attempts := 0
+	err := c.Do(context.Background(), func() (bool, error) {
+		attempts++
+		if attempts < 6 {
+			return false, c.FromStatus("chat", 503, http.Header{}, []byte(`{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`))
+		}
+		return false, nil
+	})
+	if err != nil || attempts != 6 {
+		t.Fatalf("%v after %d attempts: a server loading a model must be waited for", err, attempts)
+	}
+	attempts = 0
+	err = c.Do(context.Background(), func() (bool, error) {
+		attempts++
+		return false, c.FromStatus("chat", 500, http.Header{}, []byte(`{"error":"boom"}`))
+	})
+	if err == nil || attempts != 2 {
+		t.Fatalf("other failures: %v after %d attempts, want Max+1", err, attempts)
+	}
+}
+
+func TestHints(t *testing.T) {
+	tg := Target{Provider: "ollama", BaseURL: "http://x", WrongServerHint: "check the address"}
+	if e := tg.Malformed("chat", []byte("<!doctype html><html>"), errors.New("bad")); !strings.Contains(e.Message, "web page") || e.Hint != "check the address" {
+		t.Errorf("html: %+v", e)
+	}
+	if e := tg.FromStatus("chat", 404, nil, []byte("404 page not found")); e.Hint != "check the address" {
+		t.Errorf("404: %+v", e)
+	}
+	if e := tg.FromStatus("chat", 500, nil, []byte(`{"error":"llama runner process has terminated: cudaMalloc failed: out of memory"}`)); !strings.Contains(e.Hint, "smaller model") {
+		t.Errorf("oom: %+v", e)
+	}
+	if e := tg.FromStatus("chat", 400, nil, []byte(`{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`)); !strings.Contains(e.Hint, "cannot call tools") {
+		t.Errorf("tools: %+v", e)
+	}
+}
+
+func TestDeadlineIsNotCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	e := Target{Provider: "ollama"}.FromTransport(ctx, "chat", ctx.Err())
+	if e.Code == llm.CodeCancelled || !errors.Is(e, context.DeadlineExceeded) {
+		t.Errorf("%+v", e)
+	}
 }
