@@ -1,0 +1,212 @@
+// Package session keeps conversations: sessions, their messages (with
+// reasoning, tool calls and results), token usage, and a durable record of
+// every tool run. Store is the interface every mode uses; SQLite (Open) is
+// the embedded default.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// ErrNotFound is returned for a session id the store does not have.
+var ErrNotFound = errors.New("no such session")
+
+// Session is one conversation.
+type Session struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Provider  string    `json:"provider,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	Workspace string    `json:"workspace,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// ParentID and ParentCall link a sub-agent's session to the session
+	// and tool call that started it.
+	ParentID   string `json:"parent_id,omitempty"`
+	ParentCall string `json:"parent_call,omitempty"`
+	// Counts filled by Get and List.
+	MessageCount int `json:"message_count"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Message is one stored message.
+type Message struct {
+	llm.Message
+	// Seq orders a session's messages, from 1.
+	Seq int `json:"seq"`
+	// Tokens is the message's size in tokens: the provider's count where it
+	// gave one, else an estimate.
+	Tokens int `json:"tokens,omitempty"`
+	// Partial marks a reply cut short by an error or a cancel.
+	Partial bool `json:"partial,omitempty"`
+	// Compacted marks a message replaced, in what the model is sent, by a
+	// later summary; Summary marks that summary.
+	Compacted bool      `json:"compacted,omitempty"`
+	Summary   bool      `json:"summary,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ToolRun is the durable record of one tool call.
+type ToolRun struct {
+	SessionID string          `json:"session_id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"args"`
+	OK        bool            `json:"ok"`
+	Output    string          `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Duration  time.Duration   `json:"duration"`
+	At        time.Time       `json:"at"`
+}
+
+// Usage is the token count of one model call.
+type Usage struct {
+	SessionID    string    `json:"session_id"`
+	Model        string    `json:"model"`
+	InputTokens  int       `json:"input_tokens"`
+	OutputTokens int       `json:"output_tokens"`
+	At           time.Time `json:"at"`
+}
+
+// DayUsage sums the usage of one day (UTC).
+type DayUsage struct {
+	Day          string `json:"day"` // 2006-01-02
+	InputTokens  int    `json:"input_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+}
+
+// ListOptions filter List.
+type ListOptions struct {
+	// Limit caps the number of sessions (0: all); newest first.
+	Limit int
+	// Query keeps sessions whose title or messages contain it.
+	Query string
+	// ParentID lists the children of a session; "" lists top-level ones.
+	ParentID string
+}
+
+// Store keeps sessions. Implementations are safe for concurrent use.
+type Store interface {
+	// Create stores a new session; an empty ID gets a fresh one.
+	Create(ctx context.Context, s *Session) error
+	// Get returns a session, or ErrNotFound.
+	Get(ctx context.Context, id string) (*Session, error)
+	List(ctx context.Context, opts ListOptions) ([]Session, error)
+	// Rename sets a session's title.
+	Rename(ctx context.Context, id, title string) error
+	// Delete removes a session and everything in it.
+	Delete(ctx context.Context, id string) error
+	// Append adds messages at the end of a session, in one transaction,
+	// and returns them with their Seq set.
+	Append(ctx context.Context, id string, msgs ...Message) ([]Message, error)
+	// Messages returns a session's messages in order.
+	Messages(ctx context.Context, id string) ([]Message, error)
+	// Compact marks the messages up to seq as compacted and appends
+	// summary (marked Summary) in one transaction.
+	Compact(ctx context.Context, id string, upToSeq int, summary Message) error
+	RecordUsage(ctx context.Context, u Usage) error
+	RecordToolRun(ctx context.Context, r ToolRun) error
+	ToolRuns(ctx context.Context, id string) ([]ToolRun, error)
+	// UsageByDay sums usage per day since since.
+	UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error)
+	// Lock takes the session for this process until unlock is called.
+	// Another holder makes it wait up to the store's lock timeout, then
+	// fail with ErrBusy.
+	Lock(ctx context.Context, id string) (unlock func(), err error)
+	Close() error
+}
+
+// ErrBusy is returned by Lock when another process holds the session.
+var ErrBusy = errors.New("session is in use")
+
+// NewID returns a fresh session id: short, readable, and unique enough for a
+// person's sessions ("s-" and 10 base-32 characters).
+func NewID() string {
+	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+	var b [10]byte
+	rand.Read(b[:])
+	out := []byte("s-")
+	for _, c := range b {
+		out = append(out, alphabet[int(c)%len(alphabet)])
+	}
+	return string(out)
+}
+
+// History turns stored messages into the conversation to send a model:
+// compacted messages are left out (their summary stands in for them), and a
+// tool call without a result (the process died while it ran) gets one saying
+// so, because providers refuse an unanswered call.
+func History(msgs []Message) []llm.Message {
+	var out []llm.Message
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == llm.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Compacted {
+			continue
+		}
+		out = append(out, m.Message)
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		var missing []llm.ToolCall
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				missing = append(missing, tc)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		// Results must follow their calls directly: take the results that
+		// are there, then add the missing ones.
+		for i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
+			i++
+			if !msgs[i].Compacted {
+				out = append(out, msgs[i].Message)
+			}
+		}
+		for _, tc := range missing {
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name,
+				Content: "Error: not run: the process was interrupted before this call finished"})
+		}
+	}
+	return out
+}
+
+// EstimateTokens guesses a text's size in tokens where no server count is
+// known: about four bytes per token for English and code.
+func EstimateTokens(s string) int {
+	if s == "" {
+		return 0
+	}
+	return len(s)/4 + 1
+}
+
+// MessageTokens estimates a whole message.
+func MessageTokens(m llm.Message) int {
+	n := EstimateTokens(m.Content) + EstimateTokens(m.Thinking) + 4
+	for _, tc := range m.ToolCalls {
+		n += EstimateTokens(tc.Name) + EstimateTokens(string(tc.Args)) + 4
+	}
+	return n
+}
+
+func errSession(op, id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s: session %s: %w", op, id, err)
+	}
+	return fmt.Errorf("%s session %s: %w", op, id, err)
+}

@@ -1,0 +1,492 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// migrations bring a database from version i to i+1. They only ever grow:
+// a released migration is never edited.
+var migrations = []string{
+	// 1: the first schema.
+	`CREATE TABLE sessions (
+		id          TEXT PRIMARY KEY,
+		title       TEXT NOT NULL DEFAULT '',
+		provider    TEXT NOT NULL DEFAULT '',
+		model       TEXT NOT NULL DEFAULT '',
+		workspace   TEXT NOT NULL DEFAULT '',
+		parent_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+		parent_call TEXT NOT NULL DEFAULT '',
+		created_at  INTEGER NOT NULL,
+		updated_at  INTEGER NOT NULL
+	);
+	CREATE INDEX sessions_updated ON sessions(updated_at DESC);
+	CREATE INDEX sessions_parent ON sessions(parent_id);
+	CREATE TABLE messages (
+		session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		seq          INTEGER NOT NULL,
+		role         TEXT NOT NULL,
+		content      TEXT NOT NULL DEFAULT '',
+		thinking     TEXT NOT NULL DEFAULT '',
+		tool_calls   TEXT NOT NULL DEFAULT '',
+		tool_call_id TEXT NOT NULL DEFAULT '',
+		tool_name    TEXT NOT NULL DEFAULT '',
+		images       TEXT NOT NULL DEFAULT '',
+		tokens       INTEGER NOT NULL DEFAULT 0,
+		partial      INTEGER NOT NULL DEFAULT 0,
+		compacted    INTEGER NOT NULL DEFAULT 0,
+		summary      INTEGER NOT NULL DEFAULT 0,
+		created_at   INTEGER NOT NULL,
+		PRIMARY KEY (session_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE usage (
+		id            INTEGER PRIMARY KEY,
+		session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		model         TEXT NOT NULL DEFAULT '',
+		input_tokens  INTEGER NOT NULL,
+		output_tokens INTEGER NOT NULL,
+		at            INTEGER NOT NULL
+	);
+	CREATE INDEX usage_session ON usage(session_id);
+	CREATE INDEX usage_at ON usage(at);
+	CREATE TABLE tool_runs (
+		id          INTEGER PRIMARY KEY,
+		session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		call_id     TEXT NOT NULL,
+		name        TEXT NOT NULL,
+		args        TEXT NOT NULL,
+		ok          INTEGER NOT NULL,
+		output      TEXT NOT NULL DEFAULT '',
+		error       TEXT NOT NULL DEFAULT '',
+		duration_ms INTEGER NOT NULL,
+		at          INTEGER NOT NULL
+	);
+	CREATE INDEX tool_runs_session ON tool_runs(session_id);`,
+}
+
+// appID marks a SQLite file as Hearth's (PRAGMA application_id), so that a
+// foreign database is recognised instead of being written into.
+const appID = 0x48727468 // "Hrth"
+
+// SQLite is the embedded Store.
+type SQLite struct {
+	db   *sql.DB
+	path string
+	// LockTimeout is how long Lock waits for another process (default 2 s).
+	LockTimeout time.Duration
+	locks       sync.Map // held sessions, where file locks are not used
+}
+
+var _ Store = (*SQLite)(nil)
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date. A file that is damaged, not SQLite, another program's
+// database, or from a newer Hearth gets an error naming the file.
+func Open(ctx context.Context, path string) (*SQLite, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("session store: creating %s: %w", filepath.Dir(path), err)
+	}
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "foreign_keys(1)", "journal_mode(WAL)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("session store %s: %w", path, err)
+	}
+	s := &SQLite{db: db, path: path, LockTimeout: 2 * time.Second}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// fileError explains a database that cannot be used.
+func (s *SQLite) fileError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("session store %s is not a SQLite database (damaged, or another kind of file): move it aside and Hearth will start a new one", s.path)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("session store %s is damaged (%v): move it aside and Hearth will start a new one; `sqlite3 %s .recover` may save its content", s.path, err, s.path)
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("session store %s cannot be opened for writing (%v): check its permissions", s.path, err)
+		}
+	}
+	return fmt.Errorf("session store %s: %w", s.path, err)
+}
+
+func (s *SQLite) migrate(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.fileError(err)
+	}
+	defer conn.Close()
+	var app, version int
+	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return s.fileError(err)
+	}
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return s.fileError(err)
+	}
+	if app != appID {
+		var tables int
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+			return s.fileError(err)
+		}
+		if tables > 0 || app != 0 {
+			return fmt.Errorf("session store %s is another program's SQLite database, not Hearth's: set HEARTH_HOME to another directory, or move the file aside", s.path)
+		}
+	}
+	// A damaged file can answer queries wrongly (a session "not found")
+	// rather than fail: check the structure once, on open.
+	var check string
+	if err := conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&check); err != nil {
+		return s.fileError(err)
+	}
+	if check != "ok" {
+		return fmt.Errorf("session store %s is damaged (%s): move it aside and Hearth will start a new one; `sqlite3 %s .recover` may save its content", s.path, check, s.path)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("session store %s was written by a newer Hearth (schema %d, this one knows %d): upgrade Hearth", s.path, version, len(migrations))
+	}
+	for v := version; v < len(migrations); v++ {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return s.fileError(err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("session store %s: migrating to schema %d: %w", s.path, v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", v+1, appID)); err != nil {
+			tx.Rollback()
+			return s.fileError(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return s.fileError(err)
+		}
+	}
+	return nil
+}
+
+func now() int64 { return time.Now().UnixMilli() }
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// Create stores a new session.
+func (s *SQLite) Create(ctx context.Context, se *Session) error {
+	if se.ID == "" {
+		se.ID = NewID()
+	}
+	t := now()
+	se.CreatedAt, se.UpdatedAt = fromMillis(t), fromMillis(t)
+	var parent any
+	if se.ParentID != "" {
+		parent = se.ParentID
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parent, se.ParentCall, t, t)
+	if err != nil {
+		if isConstraint(err) {
+			return fmt.Errorf("create session %s: a session with this id exists, or its parent does not", se.ID)
+		}
+		return errSession("create", se.ID, s.fileError(err))
+	}
+	return nil
+}
+
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}
+
+const sessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.created_at, s.updated_at,
+	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
+	(SELECT COALESCE(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id),
+	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id)`
+
+func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
+	var se Session
+	var created, updated int64
+	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &created, &updated,
+		&se.MessageCount, &se.InputTokens, &se.OutputTokens)
+	se.CreatedAt, se.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return &se, err
+}
+
+// Get returns one session.
+func (s *SQLite) Get(ctx context.Context, id string) (*Session, error) {
+	se, err := scanSession(s.db.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errSession("get", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, errSession("get", id, s.fileError(err))
+	}
+	return se, nil
+}
+
+// List returns sessions, most recently updated first.
+func (s *SQLite) List(ctx context.Context, opts ListOptions) ([]Session, error) {
+	q := "SELECT " + sessionColumns + " FROM sessions s WHERE "
+	var args []any
+	if opts.ParentID == "" {
+		q += "s.parent_id IS NULL"
+	} else {
+		q += "s.parent_id = ?"
+		args = append(args, opts.ParentID)
+	}
+	if opts.Query != "" {
+		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(opts.Query) + "%"
+		q += ` AND (s.title LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.content LIKE ? ESCAPE '\'))`
+		args = append(args, like, like)
+	}
+	q += " ORDER BY s.updated_at DESC, s.id"
+	if opts.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", opts.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", s.fileError(err))
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		se, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, *se)
+	}
+	return out, rows.Err()
+}
+
+// Rename sets a session's title.
+func (s *SQLite) Rename(ctx context.Context, id, title string) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?", title, now(), id)
+	if err != nil {
+		return errSession("rename", id, s.fileError(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errSession("rename", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Delete removes a session with its messages, usage and tool runs.
+func (s *SQLite) Delete(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+	if err != nil {
+		return errSession("delete", id, s.fileError(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errSession("delete", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Append adds messages in one transaction.
+func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Message, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, errSession("append to", id, s.fileError(err))
+	}
+	defer tx.Rollback()
+	var seq int
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = ?", id).Scan(&seq); err != nil {
+		return nil, errSession("append to", id, err)
+	}
+	t := now()
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		seq++
+		m.Seq = seq
+		m.CreatedAt = fromMillis(t)
+		if m.Tokens == 0 {
+			m.Tokens = MessageTokens(m.Message)
+		}
+		calls, images := "", ""
+		if len(m.ToolCalls) > 0 {
+			b, _ := json.Marshal(m.ToolCalls)
+			calls = string(b)
+		}
+		if len(m.Images) > 0 {
+			b, _ := json.Marshal(m.Images)
+			images = string(b)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, m.Seq, string(m.Role), m.Content, m.Thinking, calls, m.ToolCallID, m.ToolName, images, m.Tokens, m.Partial, m.Compacted, m.Summary, t)
+		if err != nil {
+			if isConstraint(err) {
+				return nil, errSession("append to", id, ErrNotFound)
+			}
+			return nil, errSession("append to", id, s.fileError(err))
+		}
+		out[i] = m
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", t, id); err != nil {
+		return nil, errSession("append to", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, errSession("append to", id, s.fileError(err))
+	}
+	return out, nil
+}
+
+// Messages returns a session's messages in order.
+func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
+	if _, err := s.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, created_at
+		FROM messages WHERE session_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, errSession("read", id, s.fileError(err))
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		var role, calls, images string
+		var created int64
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &created); err != nil {
+			return nil, errSession("read", id, err)
+		}
+		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
+		if calls != "" {
+			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+				return nil, errSession("read", id, fmt.Errorf("message %d: tool calls: %w", m.Seq, err))
+			}
+		}
+		if images != "" {
+			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
+				return nil, errSession("read", id, fmt.Errorf("message %d: images: %w", m.Seq, err))
+			}
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Compact replaces messages up to seq with a summary.
+func (s *SQLite) Compact(ctx context.Context, id string, upToSeq int, summary Message) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return errSession("compact", id, s.fileError(err))
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq <= ?", id, upToSeq); err != nil {
+		return errSession("compact", id, err)
+	}
+	var seq int
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = ?", id).Scan(&seq); err != nil {
+		return errSession("compact", id, err)
+	}
+	if summary.Tokens == 0 {
+		summary.Tokens = MessageTokens(summary.Message)
+	}
+	t := now()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, tokens, summary, created_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
+		id, seq+1, string(summary.Role), summary.Content, summary.Tokens, t); err != nil {
+		return errSession("compact", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return errSession("compact", id, s.fileError(err))
+	}
+	return nil
+}
+
+// RecordUsage stores one model call's token counts.
+func (s *SQLite) RecordUsage(ctx context.Context, u Usage) error {
+	if u.At.IsZero() {
+		u.At = time.Now()
+	}
+	_, err := s.db.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?)",
+		u.SessionID, u.Model, u.InputTokens, u.OutputTokens, u.At.UnixMilli())
+	if err != nil {
+		return errSession("record usage of", u.SessionID, s.fileError(err))
+	}
+	return nil
+}
+
+// RecordToolRun stores one tool call's outcome.
+func (s *SQLite) RecordToolRun(ctx context.Context, r ToolRun) error {
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
+	args := string(r.Args)
+	if args == "" {
+		args = "{}"
+	}
+	_, err := s.db.ExecContext(ctx, "INSERT INTO tool_runs (session_id, call_id, name, args, ok, output, error, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.SessionID, r.CallID, r.Name, args, r.OK, r.Output, r.Error, r.Duration.Milliseconds(), r.At.UnixMilli())
+	if err != nil {
+		return errSession("record a tool run of", r.SessionID, s.fileError(err))
+	}
+	return nil
+}
+
+// ToolRuns returns a session's tool runs in order.
+func (s *SQLite) ToolRuns(ctx context.Context, id string) ([]ToolRun, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, errSession("read tool runs of", id, s.fileError(err))
+	}
+	defer rows.Close()
+	var out []ToolRun
+	for rows.Next() {
+		r := ToolRun{SessionID: id}
+		var args string
+		var ms, at int64
+		if err := rows.Scan(&r.CallID, &r.Name, &args, &r.OK, &r.Output, &r.Error, &ms, &at); err != nil {
+			return nil, err
+		}
+		r.Args, r.Duration, r.At = json.RawMessage(args), time.Duration(ms)*time.Millisecond, fromMillis(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// UsageByDay sums usage per UTC day.
+func (s *SQLite) UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, sum(input_tokens), sum(output_tokens)
+		FROM usage WHERE at >= ? GROUP BY day ORDER BY day`, since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("usage by day: %w", s.fileError(err))
+	}
+	defer rows.Close()
+	var out []DayUsage
+	for rows.Next() {
+		var d DayUsage
+		if err := rows.Scan(&d.Day, &d.InputTokens, &d.OutputTokens); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
