@@ -1,0 +1,307 @@
+// Package config reads Hearth's configuration: TOML files at the XDG config
+// path (user) and in the workspace (.hearth/config.toml, project), with named
+// providers, profiles per mode, and MCP servers. Project settings override
+// the user's; environment variables and flags override both (the callers
+// apply those). Secrets live in the OS keychain (see Secrets).
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Config is the merged configuration.
+type Config struct {
+	// DefaultProvider names the provider used when none is chosen.
+	DefaultProvider string `toml:"default_provider"`
+	// DefaultProfile names the profile used when none is chosen.
+	DefaultProfile string               `toml:"default_profile"`
+	Providers      map[string]Provider  `toml:"providers"`
+	Profiles       map[string]Profile   `toml:"profiles"`
+	MCPServers     map[string]MCPServer `toml:"mcp_servers"`
+	// Compression is the share of the context window at which older turns
+	// are summarised (default 0.7).
+	Compression float64 `toml:"compression_threshold"`
+
+	// Files lists the files read, lowest precedence first.
+	Files []string `toml:"-"`
+}
+
+// Provider is a named model server.
+type Provider struct {
+	// Kind is "ollama" or "openai" (any OpenAI-compatible server).
+	Kind    string `toml:"kind"`
+	BaseURL string `toml:"base_url"`
+	Model   string `toml:"model"`
+	// APIKey is better kept out of files: `hearth auth set NAME` stores it
+	// in the keychain. APIKeyEnv names an environment variable to read.
+	APIKey    string `toml:"api_key"`
+	APIKeyEnv string `toml:"api_key_env"`
+	// NumCtx is the context window to ask Ollama for.
+	NumCtx int `toml:"num_ctx"`
+	// IdleTimeout ends a stream silent this long ("5m").
+	IdleTimeout Duration `toml:"idle_timeout"`
+	// ImplicitThink: the models' templates open <think> themselves.
+	ImplicitThink bool `toml:"implicit_think"`
+	// Models holds what OpenAI-compatible servers do not say themselves.
+	Models map[string]Model `toml:"models"`
+}
+
+// Model describes one model of an OpenAI-compatible server.
+type Model struct {
+	// Capabilities: "tools", "thinking", "vision".
+	Capabilities  []string `toml:"capabilities"`
+	ContextLength int      `toml:"context_length"`
+	ImplicitThink bool     `toml:"implicit_think"`
+}
+
+// Profile is what one mode runs with.
+type Profile struct {
+	// Tools are the enabled tools (glob patterns; "!name" removes).
+	Tools []string `toml:"tools"`
+	// ApprovalMode is default, auto_edit, yolo or plan.
+	ApprovalMode string `toml:"approval_mode"`
+	// SystemPrompt replaces the default system prompt when set.
+	SystemPrompt string `toml:"system_prompt"`
+	// Provider and Model override the defaults for this profile.
+	Provider string `toml:"provider"`
+	Model    string `toml:"model"`
+	MaxTurns int    `toml:"max_turns"`
+	// ReadOnlyDirs may be read by tools, outside the workspace.
+	ReadOnlyDirs []string `toml:"read_only_dirs"`
+	// Network lets shell commands reach the network (default true).
+	Network *bool `toml:"network"`
+	// Think asks the model to reason: "on", "off", "low", "medium", "high".
+	Think string `toml:"think"`
+}
+
+// MCPServer is an MCP server whose tools Hearth offers.
+type MCPServer struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Cwd     string            `toml:"cwd"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	Timeout Duration          `toml:"timeout"`
+	Include []string          `toml:"include_tools"`
+	Exclude []string          `toml:"exclude_tools"`
+}
+
+// Duration is a time.Duration written as "30s" or "5m" in TOML.
+type Duration time.Duration
+
+// UnmarshalText reads "5m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("want a duration such as 30s or 5m: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes "5m0s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Paths are where Hearth keeps things.
+type Paths struct {
+	// ConfigDir holds config.toml (and the secrets fallback file).
+	ConfigDir string
+	// DataDir holds the session database.
+	DataDir string
+}
+
+// DefaultPaths follows the XDG base directory spec: $XDG_CONFIG_HOME/hearth
+// and $XDG_DATA_HOME/hearth, with ~/.config and ~/.local/share as defaults.
+// HEARTH_HOME puts both under one directory.
+func DefaultPaths(getenv func(string) string) (Paths, error) {
+	if h := getenv("HEARTH_HOME"); h != "" {
+		return Paths{ConfigDir: h, DataDir: h}, nil
+	}
+	home := getenv("HOME")
+	cfg, data := getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME")
+	if (cfg == "" || data == "") && home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return Paths{}, fmt.Errorf("cannot find the home directory: set HEARTH_HOME: %w", err)
+		}
+		home = h
+	}
+	if cfg == "" {
+		cfg = filepath.Join(home, ".config")
+	}
+	if data == "" {
+		data = filepath.Join(home, ".local", "share")
+	}
+	return Paths{ConfigDir: filepath.Join(cfg, "hearth"), DataDir: filepath.Join(data, "hearth")}, nil
+}
+
+// UserFile is the user's config file.
+func (p Paths) UserFile() string { return filepath.Join(p.ConfigDir, "config.toml") }
+
+// Database is the session database.
+func (p Paths) Database() string { return filepath.Join(p.DataDir, "hearth.db") }
+
+// ProjectFile is a workspace's config file.
+func ProjectFile(workspace string) string {
+	return filepath.Join(workspace, ".hearth", "config.toml")
+}
+
+// Load reads the user's file then the workspace's (either may be missing)
+// and merges them, the workspace's winning.
+func Load(paths Paths, workspace string) (*Config, error) {
+	c := &Config{}
+	files := []string{paths.UserFile()}
+	if workspace != "" {
+		files = append(files, ProjectFile(workspace))
+	}
+	for _, f := range files {
+		fc, err := ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.merge(fc)
+		c.Files = append(c.Files, f)
+	}
+	return c, c.check()
+}
+
+// ReadFile reads one config file strictly: an unknown key is an error (a
+// typo must not be silently ignored), with its line.
+func ReadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse reads config text; name is used in errors.
+func Parse(name string, data []byte) (*Config, error) {
+	var c Config
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) && len(sm.Errors) > 0 {
+			var parts []string
+			for _, e := range sm.Errors {
+				row, col := e.Position()
+				parts = append(parts, fmt.Sprintf("%s:%d:%d: unknown setting %q", name, row, col, strings.Join(e.Key(), ".")))
+			}
+			return nil, errors.New(strings.Join(parts, "; "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, fmt.Errorf("%s:%d:%d: %s", name, row, col, de.Error())
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &c, nil
+}
+
+// merge lays o over c: o's set values win, maps merge by name.
+func (c *Config) merge(o *Config) {
+	if o.DefaultProvider != "" {
+		c.DefaultProvider = o.DefaultProvider
+	}
+	if o.DefaultProfile != "" {
+		c.DefaultProfile = o.DefaultProfile
+	}
+	if o.Compression != 0 {
+		c.Compression = o.Compression
+	}
+	c.Providers = mergeMap(c.Providers, o.Providers)
+	c.Profiles = mergeMap(c.Profiles, o.Profiles)
+	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)
+}
+
+func mergeMap[V any](a, b map[string]V) map[string]V {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = map[string]V{}
+	}
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+// check validates what cannot be checked field by field.
+func (c *Config) check() error {
+	for name, p := range c.Providers {
+		switch p.Kind {
+		case "ollama", "openai", "":
+		default:
+			return fmt.Errorf("provider %q: kind %q: use ollama, or openai for any OpenAI-compatible server", name, p.Kind)
+		}
+		for m, mc := range p.Models {
+			for _, cap := range mc.Capabilities {
+				switch cap {
+				case "tools", "thinking", "vision", "embedding":
+				default:
+					return fmt.Errorf("provider %q, model %q: unknown capability %q (tools, thinking, vision, embedding)", name, m, cap)
+				}
+			}
+		}
+	}
+	if c.DefaultProvider != "" {
+		if _, ok := c.Providers[c.DefaultProvider]; !ok {
+			return fmt.Errorf("default_provider %q is not among the providers (%s)", c.DefaultProvider, strings.Join(keys(c.Providers), ", "))
+		}
+	}
+	for name, p := range c.Profiles {
+		switch p.ApprovalMode {
+		case "", "default", "auto_edit", "auto-edit", "yolo", "plan":
+		default:
+			return fmt.Errorf("profile %q: approval_mode %q: use default, auto_edit, yolo or plan", name, p.ApprovalMode)
+		}
+		switch p.Think {
+		case "", "on", "off", "low", "medium", "high":
+		default:
+			return fmt.Errorf("profile %q: think %q: use on, off, low, medium or high", name, p.Think)
+		}
+		if p.Provider != "" {
+			if _, ok := c.Providers[p.Provider]; !ok {
+				return fmt.Errorf("profile %q: provider %q is not among the providers (%s)", name, p.Provider, strings.Join(keys(c.Providers), ", "))
+			}
+		}
+	}
+	for name, m := range c.MCPServers {
+		if (m.Command == "") == (m.URL == "") {
+			return fmt.Errorf("mcp server %q: give either command (stdio) or url (HTTP)", name)
+		}
+	}
+	if c.Compression < 0 || c.Compression >= 1 {
+		return fmt.Errorf("compression_threshold %v: want a share of the window between 0 and 1, e.g. 0.7", c.Compression)
+	}
+	return nil
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return []string{"none configured"}
+	}
+	return out
+}

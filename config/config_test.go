@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultPaths(t *testing.T) {
+	tests := []struct {
+		env          map[string]string
+		config, data string
+	}{
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.config/hearth", "/home/u/.local/share/hearth"},
+		{map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/c", "XDG_DATA_HOME": "/d"}, "/c/hearth", "/d/hearth"},
+		{map[string]string{"HOME": "/home/u", "HEARTH_HOME": "/h"}, "/h", "/h"},
+	}
+	for _, tc := range tests {
+		p, err := DefaultPaths(func(k string) string { return tc.env[k] })
+		if err != nil || p.ConfigDir != tc.config || p.DataDir != tc.data {
+			t.Errorf("%v: %+v %v", tc.env, p, err)
+		}
+	}
+}
+
+const userTOML = `
+default_provider = "local"
+compression_threshold = 0.6
+
+[providers.local]
+kind = "ollama"
+model = "qwen3:4b"
+num_ctx = 16384
+idle_timeout = "5m"
+
+[providers.vllm]
+kind = "openai"
+base_url = "http://localhost:8000/v1"
+api_key_env = "VLLM_KEY"
+
+[providers.vllm.models."Qwen/Qwen3-8B"]
+capabilities = ["tools", "thinking"]
+context_length = 32768
+
+[profiles.headless]
+tools = ["*"]
+approval_mode = "auto_edit"
+
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+`
+
+const projectTOML = `
+default_provider = "vllm"
+
+[profiles.headless]
+tools = ["read_file", "grep_search"]
+approval_mode = "plan"
+`
+
+func TestLoadMerges(t *testing.T) {
+	dir := t.TempDir()
+	paths := Paths{ConfigDir: filepath.Join(dir, "cfg"), DataDir: filepath.Join(dir, "data")}
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(paths.ConfigDir, 0o755)
+	os.MkdirAll(filepath.Join(ws, ".hearth"), 0o755)
+	os.WriteFile(paths.UserFile(), []byte(userTOML), 0o644)
+	os.WriteFile(ProjectFile(ws), []byte(projectTOML), 0o644)
+
+	c, err := Load(paths, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultProvider != "vllm" || c.Compression != 0.6 || len(c.Files) != 2 {
+		t.Errorf("top level: %+v", c)
+	}
+	if p := c.Providers["local"]; p.NumCtx != 16384 || time.Duration(p.IdleTimeout) != 5*time.Minute {
+		t.Errorf("local: %+v", p)
+	}
+	if m := c.Providers["vllm"].Models["Qwen/Qwen3-8B"]; m.ContextLength != 32768 || len(m.Capabilities) != 2 {
+		t.Errorf("model: %+v", m)
+	}
+	if p := c.Profiles["headless"]; p.ApprovalMode != "plan" || len(p.Tools) != 2 {
+		t.Errorf("project profile must win: %+v", p)
+	}
+	if m := c.MCPServers["files"]; m.Command != "npx" || len(m.Args) != 3 {
+		t.Errorf("mcp: %+v", m)
+	}
+	// No files at all is fine.
+	if c, err := Load(Paths{ConfigDir: filepath.Join(dir, "none")}, ""); err != nil || len(c.Files) != 0 {
+		t.Errorf("empty: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ toml, want string }{
+		{"defualt_provider = \"x\"", "unknown setting"},
+		{"[providers.a]\nkind = \"anthropic\"", `kind "anthropic"`},
+		{"[providers.a]\nkind = \"ollama\"\nnum_ctx = \"big\"", "x.toml:3"},
+		{"[providers.a]\nidle_timeout = \"soon\"", "duration"},
+		{"default_provider = \"nope\"", "not among the providers"},
+		{"[profiles.p]\napproval_mode = \"reckless\"", "approval_mode"},
+		{"[mcp_servers.m]\nargs = []", "either command"},
+		{"compression_threshold = 1.5", "between 0 and 1"},
+		{"[providers.a.models.m]\ncapabilities = [\"telepathy\"]", "unknown capability"},
+		{"this is not toml", "x.toml:1"},
+	}
+	for _, tc := range tests {
+		c, err := Parse("x.toml", []byte(tc.toml))
+		if err == nil {
+			err = c.check()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.toml, err, tc.want)
+		}
+	}
+}
+
+type fakeKeyring struct {
+	m   map[string]string
+	err error
+}
+
+func (f *fakeKeyring) Get(s, u string) (string, error) {
+	if f.err != nil {
+		return "", f.err
+	}
+	v, ok := f.m[s+"/"+u]
+	if !ok {
+		return "", errors.New("not found")
+	}
+	return v, nil
+}
+func (f *fakeKeyring) Set(s, u, v string) error {
+	if f.err != nil {
+		return f.err
+	}
+	f.m[s+"/"+u] = v
+	return nil
+}
+func (f *fakeKeyring) Delete(s, u string) error {
+	if f.err != nil {
+		return f.err
+	}
+	delete(f.m, s+"/"+u)
+	return nil
+}
+
+func TestSecrets(t *testing.T) {
+	dir := t.TempDir()
+	kr := &fakeKeyring{m: map[string]string{}}
+	s := &Secrets{Keyring: kr, File: filepath.Join(dir, "secrets.toml")}
+	s.Log = NewSecrets(Paths{ConfigDir: dir}, nil).Log
+	where, err := s.Set("vllm", "sk-1")
+	if err != nil || !strings.Contains(where, "keychain") {
+		t.Fatalf("%q %v", where, err)
+	}
+	if v, _ := s.Get("vllm"); v != "sk-1" {
+		t.Errorf("get %q", v)
+	}
+	if _, err := os.Stat(s.File); err == nil {
+		t.Error("secret written to a file though the keychain works")
+	}
+	// No keychain (a headless server): the file, 0600.
+	kr.err = errors.New("no secret service")
+	where, err = s.Set("openai", "sk-2")
+	if err != nil || !strings.Contains(where, s.File) {
+		t.Fatalf("%q %v", where, err)
+	}
+	if fi, _ := os.Stat(s.File); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+	if v, err := s.Get("openai"); v != "sk-2" || err != nil {
+		t.Errorf("get %q %v", v, err)
+	}
+	if _, err := s.Get("missing"); !errors.Is(err, ErrNoSecret) {
+		t.Errorf("missing: %v", err)
+	}
+	os.Chmod(s.File, 0o644)
+	if _, err := s.Get("openai"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("world-readable file accepted: %v", err)
+	}
+	os.Chmod(s.File, 0o600)
+	if err := s.Delete("openai"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get("openai"); !errors.Is(err, ErrNoSecret) {
+		t.Errorf("after delete: %v", err)
+	}
+}
