@@ -51,7 +51,19 @@ type Agent struct {
 	MaxRepeats int
 	// MaxToolOutput caps a tool result sent to the model (0: default).
 	MaxToolOutput int
-	Logger        *slog.Logger
+	// OnMessage, if set, is given each message as the turn adds it (the
+	// assistant's replies, each tool result), so that a caller can commit
+	// it at once. partial marks a reply cut short by an error or a cancel.
+	OnMessage func(m llm.Message, partial bool)
+	// CompressAt is the share of ContextLength at which older turns are
+	// summarised before a model call (0: DefaultCompressAt; negative:
+	// never). Nothing is compressed when ContextLength is 0.
+	CompressAt float64
+	// OnCompact, if set, learns of a compression: the first cut messages
+	// of the conversation (the history given to Run, then the messages
+	// added since) were replaced by summary.
+	OnCompact func(cut int, summary llm.Message)
+	Logger    *slog.Logger
 
 	mu     sync.Mutex
 	always map[string]bool // tools allowed for the session ("always")
@@ -95,6 +107,8 @@ type run struct {
 	ctx  context.Context
 	emit func(Event)
 	res  *Result
+	// msgs is the conversation as the model sees it.
+	msgs []llm.Message
 	// repeats tracks the last call signature and how often it came in a row.
 	lastSig     string
 	sameCount   int
@@ -116,16 +130,16 @@ func (a *Agent) log() *slog.Logger {
 }
 
 func (r *run) loop(history []llm.Message) {
-	msgs := append([]llm.Message(nil), history...)
+	r.msgs = append([]llm.Message(nil), history...)
 	for turn := 1; ; turn++ {
 		if turn > r.a.maxTurns() {
 			r.res.Reason = DoneMaxTurns
 			return
 		}
-		msg, err := r.callModel(msgs)
+		r.maybeCompress()
+		msg, err := r.callModel(r.msgs)
 		if msg != nil {
-			msgs = append(msgs, *msg)
-			r.res.Messages = append(r.res.Messages, *msg)
+			r.add(*msg, err != nil)
 			if msg.Content != "" {
 				r.res.Text = msg.Content
 			}
@@ -143,22 +157,16 @@ func (r *run) loop(history []llm.Message) {
 				// Every call keeps its result, so that the history
 				// stays valid for the next turn.
 				for _, rest := range msg.ToolCalls[i:] {
-					m := toolMessage(rest, "not run: the turn was cancelled")
-					msgs = append(msgs, m)
-					r.res.Messages = append(r.res.Messages, m)
+					r.add(toolMessage(rest, "not run: the turn was cancelled"), false)
 				}
 				r.res.Reason = DoneCancelled
 				return
 			}
 			content, stop := r.runCall(tc)
-			m := toolMessage(tc, content)
-			msgs = append(msgs, m)
-			r.res.Messages = append(r.res.Messages, m)
+			r.add(toolMessage(tc, content), false)
 			if stop != nil {
 				for _, rest := range msg.ToolCalls[i+1:] {
-					m := toolMessage(rest, "not run: "+stop.Error())
-					msgs = append(msgs, m)
-					r.res.Messages = append(r.res.Messages, m)
+					r.add(toolMessage(rest, "not run: "+stop.Error()), false)
 				}
 				r.fail(stop)
 				return
@@ -169,6 +177,49 @@ func (r *run) loop(history []llm.Message) {
 			return
 		}
 	}
+}
+
+// add appends a message to the conversation and hands it to OnMessage.
+func (r *run) add(m llm.Message, partial bool) {
+	r.msgs = append(r.msgs, m)
+	r.res.Messages = append(r.res.Messages, m)
+	if r.a.OnMessage != nil {
+		r.a.OnMessage(m, partial)
+	}
+}
+
+// maybeCompress summarises older turns when the conversation nears the
+// window. A failed summary is logged, not fatal: the model call that
+// follows may still fit, or fail with a clear context-length error.
+func (r *run) maybeCompress() {
+	a := r.a
+	at := a.CompressAt
+	if at == 0 {
+		at = DefaultCompressAt
+	}
+	if a.ContextLength <= 0 || at < 0 {
+		return
+	}
+	var specs []llm.ToolSpec
+	if a.Tools != nil {
+		specs = a.Tools.Specs()
+	}
+	fixed := EstimateTokens([]llm.Message{{Content: a.System}}, specs)
+	used := fixed + EstimateTokens(r.msgs, nil)
+	if float64(used) < at*float64(a.ContextLength) {
+		return
+	}
+	keep := int(0.4*float64(a.ContextLength)) - fixed
+	summary, cut, err := a.Compress(r.ctx, r.msgs, max(keep, 256))
+	if err != nil {
+		a.log().Warn("could not compress the conversation", "error", err)
+		return
+	}
+	r.msgs = append([]llm.Message{summary}, r.msgs[cut:]...)
+	if a.OnCompact != nil {
+		a.OnCompact(cut, summary)
+	}
+	r.emit(Event{Type: EventCompressed, Text: summary.Content})
 }
 
 func toolMessage(tc llm.ToolCall, content string) llm.Message {
@@ -338,7 +389,7 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 			return false, "", "", "refused: " + err.Error()
 		}
 	}
-	res, err := safeRun(r.ctx, t, call)
+	res, err := safeRun(r.ctx, a.log(), t, call)
 	if h := a.Hooks.After; h != nil {
 		h(r.ctx, call, tc.Name, res, err)
 	}
@@ -406,11 +457,11 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 }
 
 // safeRun runs a tool, turning a panic into an error.
-func safeRun(ctx context.Context, t tool.Tool, c tool.Call) (res tool.Result, err error) {
+func safeRun(ctx context.Context, log *slog.Logger, t tool.Tool, c tool.Call) (res tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the tool crashed (%v); this is a bug in the tool, not in your call", p)
-			slog.Error("tool panic", "tool", t.Spec().Name, "panic", p, "stack", string(debug.Stack()))
+			log.Error("tool panic", "tool", t.Spec().Name, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	return t.Run(ctx, c)

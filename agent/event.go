@@ -28,6 +28,9 @@ const (
 	EventToolOutput EventType = "tool_output"
 	EventToolResult EventType = "tool_result"
 	EventUsage      EventType = "usage"
+	// EventCompressed says older turns were summarised to fit the context
+	// window; Text holds the summary.
+	EventCompressed EventType = "compressed"
 	EventError      EventType = "error"
 	EventDone       EventType = "done"
 )
@@ -79,7 +82,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventSession:
 		f = append(f, kv{"session_id", e.SessionID}, kv{"provider", e.Provider}, kv{"model", e.Model})
-	case EventThinkingDelta, EventTextDelta:
+	case EventThinkingDelta, EventTextDelta, EventCompressed:
 		f = append(f, kv{"text", e.Text})
 	case EventToolCall:
 		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"args", rawOrEmpty(e.Args)})

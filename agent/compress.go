@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// DefaultCompressAt is the share of the context window at which older turns
+// are summarised.
+const DefaultCompressAt = 0.7
+
+// summaryPrompt asks the model for a summary it can continue from.
+const summaryPrompt = `Summarise the conversation above so that you can continue the work from the summary alone. Keep: the user's goal and requests, what was done (files read or changed, commands run and their results), decisions made, problems still open, and the next steps. Be concise and factual; use short bullet points.`
+
+// SummaryPrefix starts the message that stands in for summarised turns.
+const SummaryPrefix = "[Summary of the earlier conversation]\n"
+
+// EstimateTokens guesses the prompt size of msgs and tools in tokens: about
+// four bytes per token, plus a little per message for the template.
+func EstimateTokens(msgs []llm.Message, tools []llm.ToolSpec) int {
+	n := 0
+	for _, m := range msgs {
+		n += (len(m.Content)+len(m.Thinking))/4 + 4
+		for _, tc := range m.ToolCalls {
+			n += (len(tc.Name)+len(tc.Args))/4 + 4
+		}
+	}
+	for _, t := range tools {
+		n += (len(t.Name) + len(t.Description) + len(t.Parameters)) / 4
+	}
+	return n
+}
+
+// cutPoint returns the index from which msgs are kept when the rest is
+// summarised: as many recent messages as fit in keep tokens, starting at a
+// message that is not a tool result (a result never loses its call). 0 means
+// nothing can be summarised.
+func cutPoint(msgs []llm.Message, keep int) int {
+	total := 0
+	cut := len(msgs)
+	for i := len(msgs) - 1; i > 0; i-- {
+		total += EstimateTokens(msgs[i:i+1], nil)
+		if total > keep {
+			break
+		}
+		if msgs[i].Role != llm.RoleTool {
+			cut = i
+		}
+	}
+	if cut == len(msgs) {
+		// Even the last exchange is larger than keep: keep from the last
+		// user message, the least a turn can go on from.
+		for i := len(msgs) - 1; i > 0; i-- {
+			if msgs[i].Role == llm.RoleUser {
+				return i
+			}
+		}
+		return 0
+	}
+	return cut
+}
+
+// Compress summarises the older part of a conversation with the agent's
+// model, so that the messages from the returned cut on, after the summary,
+// take about keep tokens at most. It is what happens automatically during a
+// Run past the threshold, and what a /compress command calls.
+func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (summary llm.Message, cut int, err error) {
+	cut = cutPoint(msgs, keep)
+	if cut <= 0 {
+		return llm.Message{}, 0, errors.New("nothing to compress: the conversation is one exchange")
+	}
+	var req llm.Request
+	req.Model = a.Model
+	req.ContextLength = a.ContextLength
+	if a.System != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
+	}
+	// The model sees the old turns as plain text: tool calls rendered, no
+	// tools offered (so it cannot call one), no reasoning.
+	var b strings.Builder
+	for _, m := range msgs[:cut] {
+		switch m.Role {
+		case llm.RoleUser:
+			fmt.Fprintf(&b, "User: %s\n\n", m.Content)
+		case llm.RoleAssistant:
+			if m.Content != "" {
+				fmt.Fprintf(&b, "Assistant: %s\n\n", m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(&b, "Assistant called %s(%s)\n\n", tc.Name, tc.Args)
+			}
+		case llm.RoleTool:
+			fmt.Fprintf(&b, "Result of %s: %s\n\n", m.ToolName, clip(m.Content, 2000))
+		case llm.RoleSystem:
+			fmt.Fprintf(&b, "Note: %s\n\n", m.Content)
+		}
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: b.String() + "\n---\n" + summaryPrompt})
+	req.NoStream = true
+	res, err := llm.Collect(a.Provider.Chat(ctx, &req))
+	if err != nil {
+		return llm.Message{}, 0, fmt.Errorf("summarising the conversation: %w", err)
+	}
+	text := strings.TrimSpace(res.Message.Content)
+	if text == "" {
+		return llm.Message{}, 0, errors.New("summarising the conversation: the model returned an empty summary")
+	}
+	return llm.Message{Role: llm.RoleUser, Content: SummaryPrefix + text}, cut, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
