@@ -1,0 +1,417 @@
+// Package edit is the edit tool: it replaces text in a file, the way a
+// model most often changes code, and is built to forgive the mistakes small
+// local models make while never changing what the model did not mean.
+//
+// The model gives old_string, copied from the file, and new_string. The
+// matching engine (Find, pure and separate from the file handling) tries,
+// in order: the exact text; the same lines with whitespace differences;
+// the same lines indented differently (new_string is then re-indented into
+// the file's indentation); and a bounded fuzzy match that must stand out
+// from every other passage. Copied line numbers and over-escaped text are
+// repaired. A miss returns the most similar passage with its line numbers,
+// and may first ask a Fixer (a model) for a corrected old_string.
+//
+// The tool refuses a file that changed since the model last read it,
+// replacements that hold omission placeholders ("// ... rest unchanged"),
+// and paths outside the workspace. It writes atomically, keeping the
+// file's line endings, byte order mark and mode, and returns a unified
+// diff.
+package edit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
+)
+
+// Name is the tool's name, as the model sees it.
+const Name = "edit"
+
+// DefaultMaxFileSize is the largest file the tool edits by default.
+const DefaultMaxFileSize = 32 << 20
+
+// Options configure the tool. The zero value works.
+type Options struct {
+	// Fixer, when set, is asked once for a corrected old_string when
+	// old_string matches nowhere.
+	Fixer Fixer
+	// MaxFileSize is the largest file edited; 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// Threshold is the similarity a fuzzy match needs; 0 means
+	// DefaultThreshold. Set it above 1 to turn fuzzy matching off.
+	Threshold float64
+	// MaxWork bounds fuzzy matching; 0 means DefaultMaxWork.
+	MaxWork int
+	// MaxOutputDiff is the longest diff included in the model's output;
+	// longer ones are summarised (the Display keeps the whole diff). 0
+	// means 3000 bytes.
+	MaxOutputDiff int
+}
+
+// Tool is the edit tool. It is safe for concurrent use: edits of one file
+// are serialised.
+type Tool struct {
+	ws   *sandbox.Workspace
+	seen *tool.Seen
+	opts Options
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+var (
+	_ tool.Tool      = (*Tool)(nil)
+	_ tool.Describer = (*Tool)(nil)
+)
+
+// New returns the edit tool for a workspace. seen is the session's record
+// of what the model has read (nil: no staleness check).
+func New(ws *sandbox.Workspace, seen *tool.Seen, opts Options) *Tool {
+	return &Tool{ws: ws, seen: seen, opts: opts, locks: map[string]*sync.Mutex{}}
+}
+
+const description = "Replace text in a file. old_string must be copied exactly from the file (no line numbers), " +
+	"with 2-3 lines of context so it matches one place. new_string is the full replacement: never write " +
+	"placeholders like \"// ... rest of code\". To create a file, give old_string \"\". " +
+	"Read the file before editing it."
+
+var parameters = json.RawMessage(`{"type":"object","properties":{` +
+	`"file_path":{"type":"string","description":"path of the file, relative to the workspace"},` +
+	`"old_string":{"type":"string","description":"exact text to replace; \"\" to create a new file"},` +
+	`"new_string":{"type":"string","description":"the text to put in its place"},` +
+	`"expected_replacements":{"type":"integer","minimum":1,"description":"how many places to replace (default 1)"}` +
+	`},"required":["file_path","old_string","new_string"]}`)
+
+// Spec implements tool.Tool.
+func (t *Tool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: Name, Description: description, Parameters: parameters}
+}
+
+// Kind implements tool.Tool.
+func (t *Tool) Kind() tool.Kind { return tool.Edit }
+
+// Args are the tool's arguments.
+type Args struct {
+	FilePath             string `json:"file_path"`
+	OldString            string `json:"old_string"`
+	NewString            string `json:"new_string"`
+	ExpectedReplacements int    `json:"expected_replacements,omitempty"`
+}
+
+func parseArgs(raw json.RawMessage) (Args, error) {
+	var a Args
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("reading the arguments: %v", err)
+	}
+	if strings.TrimSpace(a.FilePath) == "" {
+		return a, errors.New("file_path is empty: give the path of the file to edit")
+	}
+	if a.ExpectedReplacements < 0 {
+		return a, errors.New("expected_replacements must be 1 or more")
+	}
+	if a.ExpectedReplacements == 0 {
+		a.ExpectedReplacements = 1
+	}
+	return a, nil
+}
+
+// Describe implements tool.Describer: a line for an approval prompt.
+func (t *Tool) Describe(raw json.RawMessage) string {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return "edit (invalid arguments)"
+	}
+	p := a.FilePath
+	if t.ws != nil {
+		if abs, err := t.ws.Resolve(p, sandbox.Write); err == nil {
+			p = t.ws.Rel(abs)
+		}
+	}
+	if a.OldString == "" {
+		return fmt.Sprintf("create %s (%d line%s)", p, countLines(a.NewString), plural(countLines(a.NewString)))
+	}
+	o, n := countLines(a.OldString), countLines(a.NewString)
+	s := fmt.Sprintf("edit %s (replace %d line%s with %d)", p, o, plural(o), n)
+	if a.ExpectedReplacements > 1 {
+		s = fmt.Sprintf("edit %s (replace %d line%s with %d, in %d places)", p, o, plural(o), n, a.ExpectedReplacements)
+	}
+	return s
+}
+
+func (t *Tool) lock(path string) func() {
+	t.mu.Lock()
+	l, ok := t.locks[path]
+	if !ok {
+		l = &sync.Mutex{}
+		t.locks[path] = l
+	}
+	t.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Run implements tool.Tool.
+func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	a, err := parseArgs(call.Args)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	path, err := t.ws.Resolve(a.FilePath, sandbox.Write)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	rel := t.ws.Rel(path)
+	defer t.lock(path)()
+
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if a.OldString != "" {
+			return tool.Result{}, fmt.Errorf("%s does not exist. Check the path (list_directory or glob find files); to create a new file, call edit with old_string \"\"", rel)
+		}
+		if line, ok := FindPlaceholder("", a.NewString, path); ok {
+			return tool.Result{}, fmt.Errorf("new_string has a placeholder line %q instead of real code, and %s does not exist yet: write out the whole file", line, rel)
+		}
+		return t.create(path, rel, a)
+	case err != nil:
+		return tool.Result{}, fmt.Errorf("%s: %v", rel, err)
+	case fi.IsDir():
+		return tool.Result{}, fmt.Errorf("%s is a directory: give the path of a file", rel)
+	case !fi.Mode().IsRegular():
+		return tool.Result{}, fmt.Errorf("%s is not a regular file", rel)
+	case fi.Size() > t.maxSize():
+		return tool.Result{}, fmt.Errorf("%s is %d MB, larger than the %d MB the edit tool handles", rel, fi.Size()>>20, t.maxSize()>>20)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("%s: %v", rel, err)
+	}
+	if looksBinary(raw) {
+		return tool.Result{}, fmt.Errorf("%s is a binary file; the edit tool changes text files only", rel)
+	}
+	if t.seen != nil {
+		if err := t.seen.Check(path, raw); err != nil {
+			return tool.Result{}, fmt.Errorf("%s changed since you last read it (by you with another tool, or by someone else): read it again, then edit", rel)
+		}
+	}
+	content, enc := decode(raw)
+	old, new := normalizeNewlines(a.OldString), normalizeNewlines(a.NewString)
+	if old == "" {
+		if content != "" {
+			return tool.Result{}, fmt.Errorf("old_string is empty, but %s already exists and is not empty. To change it, put the exact text to replace in old_string; to replace all of it, use write_file", rel)
+		}
+		return t.write(path, rel, raw, content, enc, &Match{Spans: []Span{{Replacement: new, Line: 1, EndLine: 1}}, Strategy: Exact}, "", fi)
+	}
+	if old == new {
+		return tool.Result{}, errors.New("old_string and new_string are the same, so there is nothing to change: put the new text in new_string")
+	}
+	if line, ok := FindPlaceholder(old, new, path); ok {
+		return tool.Result{}, fmt.Errorf("new_string has a placeholder line %q instead of real code: the edit would replace the code it stands for with that comment. "+
+			"Write out the complete code in new_string, or make old_string cover only the lines you change", line)
+	}
+	opts := MatchOptions{Count: a.ExpectedReplacements, Threshold: t.opts.Threshold, MaxWork: t.opts.MaxWork}
+	if t.opts.Threshold > 1 {
+		opts.Upto = Indentation
+	}
+	m, err := Find(content, old, new, opts)
+	note := ""
+	if err != nil {
+		var me *MatchError
+		if t.opts.Fixer == nil || !errors.As(err, &me) || me.Kind != NotFound {
+			return tool.Result{}, fmt.Errorf("%s: %w", rel, err)
+		}
+		fixed, ferr := t.fix(ctx, rel, content, old, new, me, opts)
+		if ferr != nil {
+			return tool.Result{}, fmt.Errorf("%s: %w", rel, err)
+		}
+		m, note = fixed, "old_string did not match; the fixer model corrected it"
+	}
+	if !enc.crlf && strings.Contains(content, "\r\n") {
+		keepCRLF(content, m)
+	}
+	return t.write(path, rel, raw, content, enc, m, note, fi)
+}
+
+func (t *Tool) maxSize() int64 {
+	if t.opts.MaxFileSize > 0 {
+		return t.opts.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+// keepCRLF gives replacements in a file of mixed line endings the ending
+// of the line they land on.
+func keepCRLF(content string, m *Match) {
+	for i, s := range m.Spans {
+		e := lineEnd(content, s.End)
+		if e >= 2 && content[e-2] == '\r' || strings.Contains(content[s.Start:s.End], "\r\n") {
+			m.Spans[i].Replacement = strings.ReplaceAll(s.Replacement, "\n", "\r\n")
+		}
+	}
+}
+
+// fix asks the fixer for a corrected old_string and checks its answer: it
+// must match as many places as wanted, all inside the excerpt shown.
+func (t *Tool) fix(ctx context.Context, rel, content, old, new string, me *MatchError, opts MatchOptions) (*Match, error) {
+	x := newLineIndex(content)
+	var lo, hi int // 0-based lines, inclusive
+	switch {
+	case me.Closest != nil:
+		lo = max(0, me.Closest.Line-1-10)
+		hi = min(x.count()-1, me.Closest.Line-1+len(me.Closest.Text)-1+10)
+	case len(content) <= 12<<10 && x.count() > 0:
+		lo, hi = 0, x.count()-1
+	default:
+		return nil, errNoFix
+	}
+	start, end := x.start(lo), len(content)
+	if hi+1 < x.count() {
+		end = x.start(hi + 1)
+	}
+	fixed, err := t.opts.Fixer.FixOldString(ctx, FixRequest{Path: rel, Excerpt: content[start:end], OldString: old, NewString: new})
+	if err != nil {
+		return nil, err
+	}
+	fixed = normalizeNewlines(fixed)
+	if strings.HasSuffix(old, "\n") && !strings.HasSuffix(fixed, "\n") {
+		fixed += "\n"
+	}
+	if fixed == old || fixed == new {
+		return nil, errNoFix
+	}
+	opts.Upto = Indentation
+	opts.NoRepair = true
+	m, err := Find(content, fixed, new, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range m.Spans {
+		if s.Start < start || s.End > end {
+			return nil, errNoFix
+		}
+		// It must be the passage old_string resembles, not another one
+		// the excerpt shows.
+		if c := me.Closest; c != nil && (s.EndLine < c.Line || s.Line > c.Line+len(c.Text)-1) {
+			return nil, errNoFix
+		}
+	}
+	if me.Closest == nil && !resembles(old, fixed) {
+		return nil, errNoFix
+	}
+	return m, nil
+}
+
+// resembles reports whether two texts are alike apart from whitespace:
+// at most 40% of their characters differ.
+func resembles(a, b string) bool {
+	a, b = strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " ")
+	if len(a) > 4000 || len(b) > 4000 {
+		return false
+	}
+	limit := max(len(a), len(b)) * 2 / 5
+	return levenshtein(a, b, limit) <= limit
+}
+
+// create writes a new file (old_string was "").
+func (t *Tool) create(path, rel string, a Args) (tool.Result, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return tool.Result{}, fmt.Errorf("creating the directory of %s: %v", rel, err)
+	}
+	// The directories just made must still be inside the workspace.
+	if _, err := t.ws.Resolve(path, sandbox.Write); err != nil {
+		return tool.Result{}, err
+	}
+	data := []byte(a.NewString)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return tool.Result{}, fmt.Errorf("writing %s: %v", rel, err)
+	}
+	if t.seen != nil {
+		t.seen.Record(path, data)
+	}
+	diff, st := NewFileDiff(rel, normalizeNewlines(a.NewString))
+	return tool.Result{
+		Output:  fmt.Sprintf("Created %s (%d line%s).", rel, st.Added, plural(st.Added)),
+		Display: diff,
+	}, nil
+}
+
+// write applies the match, writes the file and reports.
+func (t *Tool) write(path, rel string, raw []byte, content string, enc encoding, m *Match, note string, fi fs.FileInfo) (tool.Result, error) {
+	after := m.Apply(content)
+	if after == content {
+		return tool.Result{}, errors.New("the edit changes nothing: the file already holds new_string there")
+	}
+	data := enc.encode(after)
+	// The file must not have changed while the edit was worked out (a
+	// fixer call can take a while).
+	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, raw) {
+		return tool.Result{}, fmt.Errorf("%s changed while the edit was being made: read it again, then edit", rel)
+	}
+	if err := atomicfile.Write(path, data, fi.Mode().Perm()); err != nil {
+		return tool.Result{}, fmt.Errorf("writing %s: %v", rel, err)
+	}
+	if t.seen != nil {
+		t.seen.Record(path, data)
+	}
+	diff, st := Diff(rel, content, m.Spans)
+	return tool.Result{Output: t.summary(rel, m, note, diff, st), Display: diff}, nil
+}
+
+func (t *Tool) summary(rel string, m *Match, note, diff string, st DiffStat) string {
+	var b strings.Builder
+	places := make([]string, 0, len(m.Spans))
+	for i, s := range m.Spans {
+		if i == 10 {
+			places = append(places, "…")
+			break
+		}
+		if s.EndLine > s.Line {
+			places = append(places, fmt.Sprintf("%d-%d", s.Line, s.EndLine))
+		} else {
+			places = append(places, fmt.Sprint(s.Line))
+		}
+	}
+	fmt.Fprintf(&b, "Edited %s: replaced line%s %s", rel, plural(len(m.Spans)+m.Spans[0].EndLine-m.Spans[0].Line), strings.Join(places, ", "))
+	if len(m.Spans) > 1 {
+		fmt.Fprintf(&b, " (%d places)", len(m.Spans))
+	}
+	fmt.Fprintf(&b, ", +%d -%d lines.", st.Added, st.Removed)
+	if m.Strategy != Exact || m.Repair != NoRepair || note != "" {
+		var why []string
+		if note != "" {
+			why = append(why, note)
+		}
+		if m.Repair != NoRepair {
+			why = append(why, m.Repair.String())
+		}
+		switch m.Strategy {
+		case Whitespace:
+			why = append(why, "matched ignoring whitespace differences")
+		case Indentation:
+			why = append(why, "matched with different indentation; new_string was re-indented to fit the file")
+		case Fuzzy:
+			why = append(why, fmt.Sprintf("old_string was not exact; replaced the most similar passage (%d%% similar), check the diff", int(m.Score*100)))
+		}
+		b.WriteString(" Note: " + strings.Join(why, "; ") + ".")
+	}
+	limit := t.opts.MaxOutputDiff
+	if limit <= 0 {
+		limit = 3000
+	}
+	if diff != "" && len(diff) <= limit {
+		b.WriteString("\n" + diff)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
