@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/tool"
@@ -64,9 +63,9 @@ type Agent struct {
 	// added since) were replaced by summary.
 	OnCompact func(cut int, summary llm.Message)
 	Logger    *slog.Logger
-
-	mu     sync.Mutex
-	always map[string]bool // tools allowed for the session ("always")
+	// Approvals remembers "allow always" answers; share one across the
+	// turns of a session. Nil: a Run remembers its own answers only.
+	Approvals *Approvals
 }
 
 // Result is what a Run produced.
@@ -94,7 +93,10 @@ type Result struct {
 // long. Run returns when the model has answered, the turn limit is hit, ctx
 // is cancelled, or an error ends the turn; the last event is always done.
 func (a *Agent) Run(ctx context.Context, history []llm.Message, emit func(Event)) *Result {
-	r := &run{a: a, ctx: ctx, emit: emit, res: &Result{}}
+	r := &run{a: a, ctx: ctx, emit: emit, res: &Result{}, approvals: a.Approvals}
+	if r.approvals == nil {
+		r.approvals = &Approvals{}
+	}
 	r.loop(history)
 	ev := Event{Type: EventDone, DoneReason: r.res.Reason, Text: r.res.Text}
 	emit(ev)
@@ -108,7 +110,8 @@ type run struct {
 	emit func(Event)
 	res  *Result
 	// msgs is the conversation as the model sees it.
-	msgs []llm.Message
+	msgs      []llm.Message
+	approvals *Approvals
 	// repeats tracks the last call signature and how often it came in a row.
 	lastSig     string
 	sameCount   int
@@ -416,10 +419,7 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 	if !ask {
 		return ""
 	}
-	a.mu.Lock()
-	always := a.always[tc.Name]
-	a.mu.Unlock()
-	if always {
+	if r.approvals.allowed(tc.Name) {
 		return ""
 	}
 	reason := tc.Name
@@ -439,12 +439,7 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 	}
 	switch ans.Decision {
 	case AllowAlways:
-		a.mu.Lock()
-		if a.always == nil {
-			a.always = map[string]bool{}
-		}
-		a.always[tc.Name] = true
-		a.mu.Unlock()
+		r.approvals.allow(tc.Name)
 		return ""
 	case Allow:
 		return ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hearth-agent/hearth/tool"
 )
@@ -106,4 +107,33 @@ type Hooks struct {
 	Before func(ctx context.Context, call tool.Call, name string) error
 	// After sees every result (output or error).
 	After func(ctx context.Context, call tool.Call, name string, res tool.Result, err error)
+}
+
+// Approvals remembers the tools a user allowed for the rest of a session.
+// It is safe for concurrent use.
+type Approvals struct {
+	mu     sync.Mutex
+	always map[string]bool
+}
+
+func (a *Approvals) allowed(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.always[name]
+}
+
+func (a *Approvals) allow(name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.always == nil {
+		a.always = map[string]bool{}
+	}
+	a.always[name] = true
+}
+
+// Forget clears every "allow always" answer.
+func (a *Approvals) Forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.always = nil
 }

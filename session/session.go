@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/hearth-agent/hearth/llm"
@@ -49,8 +50,11 @@ type Message struct {
 	Partial bool `json:"partial,omitempty"`
 	// Compacted marks a message replaced, in what the model is sent, by a
 	// later summary; Summary marks that summary.
-	Compacted bool      `json:"compacted,omitempty"`
-	Summary   bool      `json:"summary,omitempty"`
+	Compacted bool `json:"compacted,omitempty"`
+	Summary   bool `json:"summary,omitempty"`
+	// Replaces is, for a summary, the last seq it stands in for: it is
+	// placed there in the history.
+	Replaces  int       `json:"replaces,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -145,6 +149,7 @@ func NewID() string {
 // tool call without a result (the process died while it ran) gets one saying
 // so, because providers refuse an unanswered call.
 func History(msgs []Message) []llm.Message {
+	msgs = InOrder(msgs)
 	var out []llm.Message
 	answered := map[string]bool{}
 	for _, m := range msgs {
@@ -183,6 +188,20 @@ func History(msgs []Message) []llm.Message {
 				Content: "Error: not run: the process was interrupted before this call finished"})
 		}
 	}
+	return out
+}
+
+// InOrder returns msgs in conversation order: a summary goes where the
+// messages it replaces were, not at the end where it was stored.
+func InOrder(msgs []Message) []Message {
+	out := append([]Message(nil), msgs...)
+	key := func(m Message) float64 {
+		if m.Summary && m.Replaces > 0 {
+			return float64(m.Replaces) + 0.5
+		}
+		return float64(m.Seq)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
 	return out
 }
 

@@ -50,6 +50,7 @@ var migrations = []string{
 		partial      INTEGER NOT NULL DEFAULT 0,
 		compacted    INTEGER NOT NULL DEFAULT 0,
 		summary      INTEGER NOT NULL DEFAULT 0,
+		replaces     INTEGER NOT NULL DEFAULT 0,
 		created_at   INTEGER NOT NULL,
 		PRIMARY KEY (session_id, seq)
 	) WITHOUT ROWID;
@@ -363,7 +364,7 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 	if _, err := s.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, created_at
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, replaces, created_at
 		FROM messages WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, errSession("read", id, s.fileError(err))
@@ -374,7 +375,7 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 		var m Message
 		var role, calls, images string
 		var created int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &created); err != nil {
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &m.Replaces, &created); err != nil {
 			return nil, errSession("read", id, err)
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
@@ -411,8 +412,8 @@ func (s *SQLite) Compact(ctx context.Context, id string, upToSeq int, summary Me
 		summary.Tokens = MessageTokens(summary.Message)
 	}
 	t := now()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, tokens, summary, created_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
-		id, seq+1, string(summary.Role), summary.Content, summary.Tokens, t); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, tokens, summary, replaces, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
+		id, seq+1, string(summary.Role), summary.Content, summary.Tokens, upToSeq, t); err != nil {
 		return errSession("compact", id, err)
 	}
 	if err := tx.Commit(); err != nil {

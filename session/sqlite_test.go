@@ -143,10 +143,10 @@ func TestCompactAndHistory(t *testing.T) {
 	for _, m := range h {
 		got = append(got, m.Content)
 	}
-	if strings.Join(got, "|") != "three|Summary: one and two|four" {
+	if strings.Join(got, "|") != "Summary: one and two|three|four" {
 		t.Errorf("history %v", got)
 	}
-	if len(all) != 5 || !all[0].Compacted || !all[3].Summary {
+	if len(all) != 5 || !all[0].Compacted || !all[3].Summary || all[3].Replaces != 2 {
 		t.Errorf("stored %+v", all)
 	}
 }

@@ -1,0 +1,280 @@
+// Package conversation runs one turn of a stored conversation: it joins an
+// agent (package agent) to a session store (package session) so that every
+// mode — headless, terminal UI, HTTP API — keeps sessions the same way.
+//
+// The guarantees: the user's message is committed before the model is
+// called; each reply and tool result is committed as soon as it is made, a
+// partial reply included when the turn fails or is cancelled; usage and every
+// tool run are recorded; two turns on one session never interleave (the
+// second waits briefly, then fails with session.ErrBusy).
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// Turn is one user turn in a session.
+type Turn struct {
+	Store session.Store
+	Agent *agent.Agent
+	// Session says which session: its ID (a new one is created when the
+	// store does not have it, or when ID is empty) and, for a new session,
+	// the provider, model and workspace to record.
+	Session session.Session
+	// Prompt is the user's message.
+	Prompt llm.Message
+	// Context, when set, is shown to the model with this turn only (the
+	// current view, a selection): the stored history does not keep it.
+	Context string
+	// Titles, when true, asks the model for a title for a new session.
+	Titles bool
+	Log    *slog.Logger
+}
+
+// Outcome is what a turn produced.
+type Outcome struct {
+	// SessionID is the session the turn went to (new or existing).
+	SessionID string
+	// Created is set when the turn created the session.
+	Created bool
+	*agent.Result
+	// ToolCalls lists the calls made, in order.
+	ToolCalls []llm.ToolCall
+}
+
+// Run performs the turn, emitting the agent's events (first an
+// EventSession). The error is for failures outside the agent's turn (the
+// store, the lock); a turn that failed is reported in Outcome.Reason/Err.
+func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error) {
+	log := t.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// Store writes must happen even when ctx is cancelled (Ctrl-C): the
+	// partial reply is kept.
+	wctx := context.WithoutCancel(ctx)
+	st := t.Store
+	out := &Outcome{SessionID: t.Session.ID}
+
+	if out.SessionID == "" {
+		out.SessionID = session.NewID()
+	}
+	unlock, err := st.Lock(ctx, out.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	sess, err := st.Get(ctx, out.SessionID)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		s := t.Session
+		s.ID = out.SessionID
+		if err := st.Create(wctx, &s); err != nil {
+			return nil, err
+		}
+		sess, out.Created = &s, true
+	case err != nil:
+		return nil, err
+	}
+	stored, err := st.Messages(ctx, out.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	history := session.History(stored)
+	// seqs[i] is the stored seq of history[i] (0 for a message added by
+	// History that is not stored).
+	seqs := seqsOf(stored, history)
+
+	prompt := t.Prompt
+	prompt.Role = llm.RoleUser
+	saved, err := st.Append(wctx, out.SessionID, session.Message{Message: prompt})
+	if err != nil {
+		return nil, fmt.Errorf("saving your message: %w", err)
+	}
+	history = append(history, prompt)
+	seqs = append(seqs, saved[0].Seq)
+	if t.Context != "" {
+		// Shown to the model just before the prompt; never stored.
+		ctxMsg := llm.Message{Role: llm.RoleUser, Content: "Context for this request (not part of the conversation):\n" + t.Context}
+		history = append(history[:len(history)-1], ctxMsg, prompt)
+		seqs = append(seqs[:len(seqs)-1], 0, saved[0].Seq)
+	}
+
+	emit(agent.Event{Type: agent.EventSession, SessionID: out.SessionID, Provider: providerKind(t.Agent), Model: t.Agent.Model})
+
+	a := *t.Agent // a copy: the hooks below belong to this turn
+	var mu sync.Mutex
+	var storeErr error
+	keep := func(err error) {
+		if err != nil {
+			mu.Lock()
+			if storeErr == nil {
+				storeErr = err
+			}
+			mu.Unlock()
+			log.Error("saving the session", "session", out.SessionID, "error", err)
+		}
+	}
+	a.OnMessage = func(m llm.Message, partial bool) {
+		if prev := t.Agent.OnMessage; prev != nil {
+			prev(m, partial)
+		}
+		saved, err := st.Append(wctx, out.SessionID, session.Message{Message: m, Partial: partial})
+		keep(err)
+		if err == nil {
+			seqs = append(seqs, saved[0].Seq)
+		}
+		if m.Role == llm.RoleAssistant {
+			out.ToolCalls = append(out.ToolCalls, m.ToolCalls...)
+		}
+	}
+	a.OnCompact = func(cut int, summary llm.Message) {
+		upTo := 0
+		for _, s := range seqs[:cut] {
+			upTo = max(upTo, s)
+		}
+		keep(st.Compact(wctx, out.SessionID, upTo, session.Message{Message: summary, Summary: true}))
+		seqs = append([]int{0}, seqs[cut:]...)
+	}
+	started := map[string]time.Time{}
+	before, after := a.Hooks.Before, a.Hooks.After
+	a.Hooks.Before = func(ctx context.Context, c tool.Call, name string) error {
+		mu.Lock()
+		started[c.ID] = time.Now()
+		mu.Unlock()
+		if before != nil {
+			return before(ctx, c, name)
+		}
+		return nil
+	}
+	a.Hooks.After = func(ctx context.Context, c tool.Call, name string, res tool.Result, err error) {
+		mu.Lock()
+		d := time.Since(started[c.ID])
+		mu.Unlock()
+		run := session.ToolRun{SessionID: out.SessionID, CallID: c.ID, Name: name, Args: c.Args, OK: err == nil, Output: res.Output, Duration: d}
+		if err != nil {
+			run.Error = err.Error()
+		}
+		keep(st.RecordToolRun(wctx, run))
+		if after != nil {
+			after(ctx, c, name, res, err)
+		}
+	}
+	res := a.Run(ctx, history, func(ev agent.Event) {
+		if ev.Type == agent.EventUsage {
+			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: a.Model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens}))
+		}
+		emit(ev)
+	})
+	out.Result = res
+
+	if sess.Title == "" && res.Text != "" {
+		title := ""
+		if t.Titles {
+			tctx, cancel := context.WithTimeout(wctx, 20*time.Second)
+			title = makeTitle(tctx, &a, prompt.Content, res.Text)
+			cancel()
+		}
+		if title == "" {
+			title = fallbackTitle(prompt.Content)
+		}
+		keep(st.Rename(wctx, out.SessionID, title))
+	}
+	if storeErr != nil {
+		return out, fmt.Errorf("saving the session: %w", storeErr)
+	}
+	return out, nil
+}
+
+func providerKind(a *agent.Agent) string {
+	if a.Provider == nil {
+		return ""
+	}
+	return a.Provider.Kind()
+}
+
+// seqsOf maps each history message to its stored seq: History keeps stored
+// messages in order, skipping compacted ones and adding answers to
+// interrupted calls (which are not stored).
+func seqsOf(stored []session.Message, history []llm.Message) []int {
+	stored = session.InOrder(stored)
+	seqs := make([]int, 0, len(history))
+	j := 0
+	for _, h := range history {
+		for j < len(stored) && stored[j].Compacted {
+			j++
+		}
+		if j < len(stored) && stored[j].Role == h.Role && stored[j].Content == h.Content && stored[j].ToolCallID == h.ToolCallID {
+			seqs = append(seqs, stored[j].Seq)
+			j++
+		} else {
+			seqs = append(seqs, 0)
+		}
+	}
+	return seqs
+}
+
+// makeTitle asks the model for a short title.
+func makeTitle(ctx context.Context, a *agent.Agent, prompt, answer string) string {
+	req := &llm.Request{Model: a.Model, NoStream: true, MaxTokens: 24, Think: &llm.Think{Enabled: false}, Messages: []llm.Message{{Role: llm.RoleUser, Content: "Write a title of at most six words for this conversation. Reply with the title only.\n\nUser: " +
+		clip(prompt, 1500) + "\n\nAssistant: " + clip(answer, 1500)}}}
+	res, err := llm.Collect(a.Provider.Chat(ctx, req))
+	if err != nil {
+		// A model that refuses think=false still answers without it.
+		req.Think = nil
+		if res, err = llm.Collect(a.Provider.Chat(ctx, req)); err != nil {
+			return ""
+		}
+	}
+	return cleanTitle(res.Message.Content)
+}
+
+// cleanTitle keeps the first line, without quotes or a trailing period.
+func cleanTitle(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Trim(s, " \"'`*#.")
+	s = strings.TrimPrefix(s, "Title: ")
+	if len([]rune(s)) > 80 {
+		s = string([]rune(s)[:80])
+	}
+	return strings.TrimSpace(s)
+}
+
+// fallbackTitle is the start of the first line of the prompt.
+func fallbackTitle(prompt string) string {
+	line := strings.TrimSpace(prompt)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.TrimFunc(line, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if r := []rune(line); len(r) > 60 {
+		line = strings.TrimSpace(string(r[:60])) + "…"
+	}
+	if line == "" {
+		return "Untitled"
+	}
+	return line
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

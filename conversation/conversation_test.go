@@ -1,0 +1,241 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/llmtest"
+	"github.com/hearth-agent/hearth/llm/ollama"
+	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// watched checks, whenever the model is called, that the store already holds
+// the user's message.
+type watched struct {
+	llm.Provider
+	t     *testing.T
+	store session.Store
+	id    *string
+	seen  []int
+}
+
+func (w *watched) Chat(ctx context.Context, req *llm.Request) llm.Stream {
+	if *w.id != "" {
+		msgs, err := w.store.Messages(ctx, *w.id)
+		if err != nil {
+			w.t.Errorf("model called before the session exists: %v", err)
+		}
+		w.seen = append(w.seen, len(msgs))
+	}
+	return w.Provider.Chat(ctx, req)
+}
+
+type fixture struct {
+	srv   *llmtest.Server
+	store *session.SQLite
+	a     *agent.Agent
+	ran   []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	srv := llmtest.New(t)
+	store, err := session.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	f := &fixture{srv: srv, store: store}
+	reg, _ := tool.NewRegistry(tool.MustFunc("read_file", "read", tool.ReadOnly, func(ctx context.Context, a struct {
+		Path string `json:"path"`
+	}) (string, error) {
+		f.ran = append(f.ran, a.Path)
+		return "content of " + a.Path, nil
+	}))
+	f.a = &agent.Agent{Provider: ollama.New(ollama.Options{BaseURL: srv.URL, NumCtx: 8192, MaxRetries: -1}), Model: "m", Tools: reg}
+	return f
+}
+
+func (f *fixture) turn(t *testing.T, id, prompt string) (*Outcome, []agent.Event, error) {
+	var evs []agent.Event
+	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: id, Provider: "ollama", Model: "m", Workspace: "/w"},
+		Prompt: llm.Message{Content: prompt}}
+	out, err := tr.Run(context.Background(), func(e agent.Event) { evs = append(evs, e) })
+	return out, evs, err
+}
+
+func TestTwoStepConversation(t *testing.T) {
+	f := newFixture(t)
+	id := ""
+	w := &watched{Provider: f.a.Provider, t: t, store: f.store, id: &id}
+	f.a.Provider = w
+	f.srv.Enqueue("/api/chat",
+		llmtest.OllamaStream("m", llmtest.Call("read_file", `{"path":"error.log"}`), llmtest.Usage(100, 5)),
+		llmtest.OllamaStream("m", llmtest.Text("The log shows a nil map."), llmtest.Usage(150, 8)))
+	out, evs, err := f.turn(t, "", "analyze error.log")
+	if err != nil || out.Reason != agent.DoneStop || !out.Created || !strings.HasPrefix(out.SessionID, "s-") {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if evs[0].Type != agent.EventSession || evs[0].SessionID != out.SessionID || evs[0].Provider != "ollama" {
+		t.Errorf("first event %+v", evs[0])
+	}
+	id = out.SessionID
+
+	// Second step: the history comes back from the store.
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Fixed: initialise the map.")))
+	out2, _, err := f.turn(t, id, "fix the error")
+	if err != nil || out2.Created || out2.Text != "Fixed: initialise the map." {
+		t.Fatalf("%+v %v", out2, err)
+	}
+	if len(w.seen) != 1 || w.seen[0] != 5 {
+		t.Errorf("messages in the store when the model was called: %v (want the 4 of turn one and the new prompt)", w.seen)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	reqs := f.srv.RequestsTo("/api/chat")
+	reqs[len(reqs)-1].JSON(t, &body)
+	var roles []string
+	for _, m := range body.Messages {
+		roles = append(roles, m["role"].(string))
+	}
+	if strings.Join(roles, ",") != "user,assistant,tool,assistant,user" {
+		t.Errorf("history sent: %v", roles)
+	}
+	msgs, _ := f.store.Messages(context.Background(), id)
+	if len(msgs) != 6 || msgs[1].ToolCalls[0].Name != "read_file" || msgs[2].ToolName != "read_file" {
+		t.Errorf("stored: %+v", msgs)
+	}
+	runs, _ := f.store.ToolRuns(context.Background(), id)
+	if len(runs) != 1 || !runs[0].OK || runs[0].Name != "read_file" || string(runs[0].Args) != `{"path":"error.log"}` {
+		t.Errorf("tool runs: %+v", runs)
+	}
+	s, _ := f.store.Get(context.Background(), id)
+	if s.InputTokens != 250+26 || s.Title != "analyze error.log" || s.Workspace != "/w" {
+		t.Errorf("session: %+v", s)
+	}
+}
+
+func TestProviderDiesMidAnswer(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Thinking("let me"), llmtest.Text("The answer is 4"), llmtest.Cut()))
+	out, _, err := f.turn(t, "s1", "2+2?")
+	if err != nil || out.Reason != agent.DoneError {
+		t.Fatalf("%+v %v", out, err)
+	}
+	msgs, _ := f.store.Messages(context.Background(), "s1")
+	if len(msgs) != 2 || msgs[0].Content != "2+2?" || msgs[1].Content != "The answer is 4" || !msgs[1].Partial || msgs[1].Thinking != "let me" {
+		t.Fatalf("stored: %+v", msgs)
+	}
+}
+
+func TestCancelKeepsWhatCame(t *testing.T) {
+	f := newFixture(t)
+	sc := llmtest.OllamaStream("m", llmtest.Text("partial"))
+	sc.Chunks = sc.Chunks[:1]
+	sc.Hang = true
+	f.srv.Enqueue("/api/chat", sc)
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: "s1"}, Prompt: llm.Message{Content: "go"}}
+	out, err := tr.Run(ctx, func(e agent.Event) {
+		if e.Type == agent.EventTextDelta {
+			cancel()
+		}
+	})
+	if err != nil || out.Reason != agent.DoneCancelled {
+		t.Fatalf("%+v %v", out, err)
+	}
+	msgs, _ := f.store.Messages(context.Background(), "s1")
+	if len(msgs) != 2 || msgs[1].Content != "partial" || !msgs[1].Partial {
+		t.Fatalf("stored: %+v", msgs)
+	}
+}
+
+func TestBusySession(t *testing.T) {
+	f := newFixture(t)
+	f.store.LockTimeout = 50 * time.Millisecond
+	unlock, _ := f.store.Lock(context.Background(), "s1")
+	defer unlock()
+	_, _, err := f.turn(t, "s1", "hi")
+	if !errors.Is(err, session.ErrBusy) {
+		t.Fatalf("%v", err)
+	}
+	if _, err := f.store.Get(context.Background(), "s1"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("a busy turn wrote: %v", err)
+	}
+}
+
+func TestTitlesAndContext(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Paris.")), llmtest.OllamaWhole("m", llmtest.Text("\"Capital of France.\"\n")))
+	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: "s1"}, Prompt: llm.Message{Content: "capital?"}, Context: "The user is looking at france.md", Titles: true}
+	if _, err := tr.Run(context.Background(), func(agent.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.store.Get(context.Background(), "s1")
+	if s.Title != "Capital of France" {
+		t.Errorf("title %q", s.Title)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	f.srv.RequestsTo("/api/chat")[0].JSON(t, &body)
+	if len(body.Messages) != 2 || !strings.Contains(body.Messages[0]["content"].(string), "france.md") {
+		t.Errorf("context not sent: %+v", body.Messages)
+	}
+	msgs, _ := f.store.Messages(context.Background(), "s1")
+	for _, m := range msgs {
+		if strings.Contains(m.Content, "france.md") {
+			t.Errorf("context was stored: %+v", m)
+		}
+	}
+}
+
+func TestCompressionIsStored(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.store.Create(ctx, &session.Session{ID: "s1"})
+	big := strings.Repeat("old detail ", 60)
+	for range 6 {
+		f.store.Append(ctx, "s1", session.Message{Message: llm.Message{Role: llm.RoleUser, Content: big}}, session.Message{Message: llm.Message{Role: llm.RoleAssistant, Content: big}})
+	}
+	f.a.ContextLength = 1000
+	f.srv.Enqueue("/api/chat", llmtest.OllamaWhole("m", llmtest.Text("- old details")), llmtest.OllamaStream("m", llmtest.Text("ok")))
+	out, _, err := f.turn(t, "s1", "and now?")
+	if err != nil || out.Reason != agent.DoneStop {
+		t.Fatalf("%+v %v", out, err)
+	}
+	msgs, _ := f.store.Messages(ctx, "s1")
+	h := session.History(msgs)
+	if !strings.HasPrefix(h[0].Content, agent.SummaryPrefix) || h[len(h)-1].Content != "ok" || h[len(h)-2].Content != "and now?" {
+		t.Errorf("history after compression: %d messages, first %q", len(h), h[0].Content)
+	}
+	compacted := 0
+	for _, m := range msgs {
+		if m.Compacted {
+			compacted++
+		}
+	}
+	if compacted == 0 || len(h) >= len(msgs) {
+		t.Errorf("%d compacted of %d", compacted, len(msgs))
+	}
+}
+
+func TestFallbackTitle(t *testing.T) {
+	for in, want := range map[string]string{
+		"analyze error.log":         "analyze error.log",
+		"  ## Fix this!\nmore":      "Fix this",
+		"":                          "Untitled",
+		strings.Repeat("word ", 30): strings.TrimSpace(strings.Repeat("word ", 12)) + "…",
+	} {
+		if got := fallbackTitle(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
