@@ -25,9 +25,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	hearthapp "github.com/hearth-agent/hearth/app"
+	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/providers"
+	"github.com/hearth-agent/hearth/sandbox"
 )
 
 // Exit codes.
@@ -39,6 +42,9 @@ const (
 )
 
 func main() {
+	// When started as the confinement launcher of a shell command, this
+	// applies the sandbox and becomes the command; it never returns.
+	sandbox.MaybeRunLauncher()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
 	stop()
@@ -63,9 +69,14 @@ type app struct {
 	io     stdio
 	getenv func(string) string
 	// isTTY reports whether a stream is a terminal (replaced in tests).
-	isTTY   func(io.Writer) bool
-	flags   providers.Config
-	verbose bool
+	isTTY     func(io.Writer) bool
+	flags     providers.Config
+	verbose   bool
+	workspace string
+	profile   string
+	// -p on the root command, with the run flags
+	prompt  string
+	rootRun runFlags
 }
 
 // run executes the command line args and returns the exit code.
@@ -82,6 +93,10 @@ func run(ctx context.Context, args []string, io stdio, getenv func(string) strin
 		return exitInterrupted
 	case errors.Is(err, errNotReady):
 		return exitFailed // the report said why
+	}
+	var silent errSilent
+	if errors.As(err, &silent) {
+		return exitFailed // the output already said why
 	}
 	fmt.Fprintf(io.err, "hearth: %v\n", err)
 	var ue usageError
@@ -112,13 +127,18 @@ Which server and model to use comes from flags, then the environment:
 
 Start with 'hearth doctor' to check that your server and model are ready.`,
 		Example: `  hearth doctor --model qwen3:4b
-  hearth models
+  hearth run -m qwen3:4b "what does main.go do?"
+  hearth -p "summarise README.md" --output-format json
+  hearth sessions list
   hearth --provider openai --base-url http://localhost:8000/v1 models`,
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.prompt != "" {
+				return a.runTurn(cmd.Context(), a.prompt, a.rootRun)
+			}
 			return cmd.Help()
 		},
 	}
@@ -132,47 +152,77 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
-	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log requests to stderr")
-	root.AddCommand(a.modelsCommand(), a.doctorCommand())
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show reasoning, tool activity and requests on stderr")
+	pf.StringVarP(&a.workspace, "workspace", "w", "", "project directory the tools may touch (default: the current directory)")
+	pf.StringVar(&a.profile, "profile", "", "configured profile to run with (tools, approval mode, prompt, model)")
+	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run this prompt headless and exit (as `hearth run`)")
+	addRunFlags(root, &a.rootRun)
+	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand())
 	return root
 }
 
-// provider builds the provider the flags and environment describe.
-func (a *app) provider() (llm.Provider, providers.Config, error) {
+// providerFlags is what the flags and the HEARTH_* knobs say about the
+// model server.
+func (a *app) providerFlags() (providers.Config, error) {
 	cfg := a.flags
 	if s := a.getenv("HEARTH_NUM_CTX"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			return nil, cfg, usageError{fmt.Errorf("HEARTH_NUM_CTX=%q: want a number of tokens", s)}
+			return cfg, usageError{fmt.Errorf("HEARTH_NUM_CTX=%q: want a number of tokens", s)}
 		}
 		cfg.NumCtx = n
 	}
 	if s := a.getenv("HEARTH_IDLE_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
-			return nil, cfg, usageError{fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 5m", s)}
+			return cfg, usageError{fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 5m", s)}
 		}
 		cfg.IdleTimeout = d
 	}
 	if s := a.getenv("HEARTH_IMPLICIT_THINK"); s != "" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
-			return nil, cfg, usageError{fmt.Errorf("HEARTH_IMPLICIT_THINK=%q: want true or false", s)}
+			return cfg, usageError{fmt.Errorf("HEARTH_IMPLICIT_THINK=%q: want true or false", s)}
 		}
 		cfg.ImplicitThink = b
 	}
+	return cfg, nil
+}
+
+// logger logs to stderr: debug with --verbose, warnings otherwise.
+func (a *app) logger() *slog.Logger {
+	level := slog.LevelWarn
 	if a.verbose {
-		cfg.Logger = slog.New(slog.NewTextHandler(a.io.err, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		level = slog.LevelDebug
 	}
-	cfg, err := providers.Resolve(cfg, a.getenv)
+	return slog.New(slog.NewTextHandler(a.io.err, &slog.HandlerOptions{Level: level}))
+}
+
+// appOptions gathers what every mode needs to assemble an agent.
+func (a *app) appOptions(mode string) (hearthapp.Options, error) {
+	pf, err := a.providerFlags()
 	if err != nil {
-		return nil, cfg, usageError{err}
+		return hearthapp.Options{}, err
 	}
-	p, err := providers.New(cfg)
+	paths, err := config.DefaultPaths(a.getenv)
 	if err != nil {
-		return nil, cfg, usageError{err}
+		return hearthapp.Options{}, usageError{err}
 	}
-	return p, cfg, nil
+	return hearthapp.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
+		Provider: pf, Getenv: a.getenv, Log: a.logger()}, nil
+}
+
+// provider builds the provider the flags, environment and config describe.
+func (a *app) provider() (llm.Provider, providers.Config, error) {
+	o, err := a.appOptions("headless")
+	if err != nil {
+		return nil, providers.Config{}, err
+	}
+	p, pc, err := hearthapp.ProviderOnly(o)
+	if err != nil {
+		return nil, pc, usageError{err}
+	}
+	return p, pc, nil
 }
 
 // isTerminal reports whether w is a terminal.

@@ -43,9 +43,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Resolve fills the empty fields of c from the environment (read through
-// getenv) and defaults, and checks what it got.
-func Resolve(c Config, getenv func(string) string) (Config, error) {
+// Resolve combines what flags said (c) with the environment (read through
+// getenv), then base (a config file's entry), then defaults, and checks the
+// result. Flags win over the environment, which wins over the file.
+func Resolve(c, base Config, getenv func(string) string) (Config, error) {
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {
@@ -54,7 +55,7 @@ func Resolve(c Config, getenv func(string) string) (Config, error) {
 		}
 		return ""
 	}
-	c.Kind = strings.ToLower(pick(c.Kind, getenv("HEARTH_PROVIDER")))
+	c.Kind = strings.ToLower(pick(c.Kind, getenv("HEARTH_PROVIDER"), base.Kind))
 	if c.Kind == "" {
 		c.Kind = KindOllama
 		if c.BaseURL == "" && getenv("HEARTH_BASE_URL") == "" && getenv("OLLAMA_HOST") == "" && getenv("OPENAI_BASE_URL") != "" {
@@ -62,21 +63,31 @@ func Resolve(c Config, getenv func(string) string) (Config, error) {
 			c.Kind = KindOpenAI
 		}
 	}
-	c.Model = pick(c.Model, getenv("HEARTH_MODEL"))
+	c.Model = pick(c.Model, getenv("HEARTH_MODEL"), base.Model)
 	switch c.Kind {
 	case KindOllama:
-		c.BaseURL = pick(c.BaseURL, getenv("HEARTH_BASE_URL"))
+		c.BaseURL = pick(c.BaseURL, getenv("HEARTH_BASE_URL"), getenv("OLLAMA_HOST"), base.BaseURL)
 		if c.BaseURL == "" {
-			c.BaseURL = ollama.HostFromEnv(getenv)
+			c.BaseURL = ollama.DefaultHost
 		} else {
 			c.BaseURL = ollama.ParseHost(c.BaseURL)
 		}
-		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"))
+		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"), base.APIKey)
 	case KindOpenAI:
-		c.BaseURL = openai.NormalizeBaseURL(pick(c.BaseURL, getenv("HEARTH_BASE_URL"), getenv("OPENAI_BASE_URL")))
-		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"), getenv("OPENAI_API_KEY"))
+		c.BaseURL = openai.NormalizeBaseURL(pick(c.BaseURL, getenv("HEARTH_BASE_URL"), getenv("OPENAI_BASE_URL"), base.BaseURL))
+		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"), getenv("OPENAI_API_KEY"), base.APIKey)
 	default:
-		return c, fmt.Errorf("unknown provider %q: use --provider ollama, or --provider openai for any OpenAI-compatible server (vLLM, LM Studio, llama.cpp)", c.Kind)
+		return c, fmt.Errorf("unknown provider %q: use --provider ollama, or --provider openai for any OpenAI-compatible server (vLLM, LM Studio, llama.cpp), or the name of a provider in your config", c.Kind)
+	}
+	if c.NumCtx == 0 {
+		c.NumCtx = base.NumCtx
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = base.IdleTimeout
+	}
+	c.ImplicitThink = c.ImplicitThink || base.ImplicitThink
+	if c.Models == nil {
+		c.Models = base.Models
 	}
 	return c, nil
 }

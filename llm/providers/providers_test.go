@@ -29,7 +29,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Resolve(tc.flags, func(k string) string { return tc.env[k] })
+			got, err := Resolve(tc.flags, Config{}, func(k string) string { return tc.env[k] })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
@@ -46,5 +46,17 @@ func TestResolve(t *testing.T) {
 				t.Errorf("New: %v", err)
 			}
 		})
+	}
+}
+
+func TestResolveLayers(t *testing.T) {
+	file := Config{Kind: "openai", BaseURL: "http://file:8000/v1", Model: "file-model", APIKey: "file-key", NumCtx: 4096}
+	env := map[string]string{"OPENAI_BASE_URL": "http://env:1/v1"}
+	got, err := Resolve(Config{Model: "flag-model"}, file, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != "openai" || got.BaseURL != "http://env:1/v1" || got.Model != "flag-model" || got.APIKey != "file-key" || got.NumCtx != 4096 {
+		t.Errorf("flags over env over file: %+v", got)
 	}
 }

@@ -1,0 +1,355 @@
+// Package app assembles a ready agent from what the user configured: the
+// config files, a profile, the model server (flags over environment over
+// project over user settings), the workspace, the built-in tools and the
+// session store. Every mode — headless, terminal UI, HTTP API — starts here,
+// so they behave alike.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/providers"
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/builtin"
+	"github.com/hearth-agent/hearth/tool/edit"
+)
+
+// Options say what to assemble. Zero fields take the configured or default
+// values.
+type Options struct {
+	Paths config.Paths
+	// Workspace is the project directory (default: the current one).
+	Workspace string
+	// Mode names the default profile: "headless", "tui" or "api".
+	Mode string
+	// Profile names a configured profile (default: the config's
+	// default_profile, else the mode's name).
+	Profile string
+	// Provider holds what flags said: Kind may name a configured provider
+	// as well as a dialect.
+	Provider providers.Config
+	// ApprovalMode and MaxTurns override the profile's.
+	ApprovalMode string
+	MaxTurns     int
+	Getenv       func(string) string
+	Log          *slog.Logger
+	// NoStore skips opening the session store.
+	NoStore bool
+}
+
+// App is an assembled agent with its store and tools.
+type App struct {
+	Config   *config.Config
+	Profile  config.Profile
+	Provider llm.Provider
+	// ProviderConfig is the resolved provider setting (kind, URL, model).
+	ProviderConfig providers.Config
+	Workspace      *sandbox.Workspace
+	Tools          *builtin.Set
+	Agent          *agent.Agent
+	Store          *session.SQLite
+	// ModelInfo is what the server said about the model (nil if it could
+	// not be asked).
+	ModelInfo *llm.ModelInfo
+}
+
+// ConfigError is a problem the user fixes in flags, environment or config
+// files (the command line maps it to exit code 2).
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// builtinProfiles are what each mode runs with when the config says nothing.
+var builtinProfiles = map[string]config.Profile{
+	// Scripts cannot answer questions: reading is free, edits and
+	// commands are refused with a note on how to allow them.
+	"headless": {Tools: []string{"*"}, ApprovalMode: "default"},
+	"tui":      {Tools: []string{"*"}, ApprovalMode: "default"},
+	// The API offers no shell or edits unless configured.
+	"api": {Tools: []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}, ApprovalMode: "default"},
+}
+
+// New assembles the app. Close it when done.
+func New(ctx context.Context, o Options) (*App, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	ws := o.Workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		ws = wd
+	}
+	cfg, err := config.Load(o.Paths, ws)
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+	a := &App{Config: cfg}
+
+	// Profile: configured, else the mode's built-in one.
+	name := o.Profile
+	if name == "" {
+		name = cfg.DefaultProfile
+	}
+	if name == "" {
+		name = o.Mode
+	}
+	prof, ok := cfg.Profiles[name]
+	if !ok {
+		b, isBuiltin := builtinProfiles[name]
+		if !isBuiltin {
+			return nil, ConfigError{fmt.Errorf("no profile %q: configure it under [profiles.%s], or use one of headless, tui, api", name, name)}
+		}
+		prof = b
+	}
+	if len(prof.Tools) == 0 {
+		prof.Tools = builtinProfiles["headless"].Tools
+	}
+	if o.ApprovalMode != "" {
+		prof.ApprovalMode = o.ApprovalMode
+	}
+	if o.MaxTurns > 0 {
+		prof.MaxTurns = o.MaxTurns
+	}
+	a.Profile = prof
+	mode, err := agent.ParseMode(prof.ApprovalMode)
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+
+	// Provider: flags over environment over the config entry.
+	pc, err := a.resolveProvider(o, prof)
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+	a.ProviderConfig = pc
+	if a.Provider, err = providers.New(pc); err != nil {
+		return nil, ConfigError{err}
+	}
+
+	// Workspace and tools.
+	if a.Workspace, err = sandbox.New(ws, prof.ReadOnlyDirs...); err != nil {
+		return nil, ConfigError{fmt.Errorf("workspace: %w", err)}
+	}
+	bo := builtin.Options{Workspace: a.Workspace, Seen: tool.NewSeen(), Log: o.Log}
+	if prof.Network != nil && !*prof.Network {
+		bo.Shell.DenyNetwork = true
+	}
+	if pc.Model != "" {
+		bo.Fixer = &edit.ModelFixer{Provider: a.Provider, Model: pc.Model}
+	}
+	if a.Tools, err = builtin.New(bo); err != nil {
+		return nil, err
+	}
+	all, err := a.Tools.Registry()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	reg, err := all.Select(tool.Profile{Name: name, Tools: prof.Tools})
+	if err != nil {
+		a.Close()
+		return nil, ConfigError{err}
+	}
+
+	system := prof.SystemPrompt
+	if system == "" {
+		system = agent.DefaultSystemPrompt(a.Workspace.Root(), time.Now())
+	}
+	system += ProjectContext(a.Workspace.Root())
+	a.Agent = &agent.Agent{
+		Provider: a.Provider, Model: pc.Model, System: system, Tools: reg, Mode: mode,
+		MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think), Logger: o.Log, Approvals: &agent.Approvals{},
+	}
+	if cfg.Compression > 0 {
+		a.Agent.CompressAt = cfg.Compression
+	}
+	if !o.NoStore {
+		if a.Store, err = session.Open(ctx, o.Paths.Database()); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ProviderOnly resolves and builds just the model provider (for commands
+// that talk to the server without running an agent: models, doctor).
+func ProviderOnly(o Options) (llm.Provider, providers.Config, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	ws := o.Workspace
+	if ws == "" {
+		ws, _ = os.Getwd()
+	}
+	cfg, err := config.Load(o.Paths, ws)
+	if err != nil {
+		return nil, providers.Config{}, ConfigError{err}
+	}
+	a := &App{Config: cfg}
+	prof := cfg.Profiles[o.Profile]
+	pc, err := a.resolveProvider(o, prof)
+	if err != nil {
+		return nil, pc, ConfigError{err}
+	}
+	p, err := providers.New(pc)
+	if err != nil {
+		return nil, pc, ConfigError{err}
+	}
+	return p, pc, nil
+}
+
+// LearnModel asks the server about the model, for its context window. It
+// is best effort: a server that cannot say leaves the window unknown (no
+// automatic compression).
+func (a *App) LearnModel(ctx context.Context) {
+	if a.ProviderConfig.Model == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if mi, err := a.Provider.ModelInfo(ctx, a.ProviderConfig.Model); err == nil {
+		a.ModelInfo = mi
+		a.Agent.ContextLength = mi.ContextLength
+	}
+}
+
+// Close releases the store and the tools.
+func (a *App) Close() error {
+	var errs []error
+	if a.Tools != nil {
+		errs = append(errs, a.Tools.Close())
+	}
+	if a.Store != nil {
+		errs = append(errs, a.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// resolveProvider picks the provider: --provider may name a configured
+// provider or a dialect; the profile's provider, then default_provider,
+// apply otherwise.
+func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config, error) {
+	cfg := a.Config
+	flags := o.Provider
+	getenv := o.Getenv
+	name := ""
+	switch env := o.Getenv("HEARTH_PROVIDER"); {
+	case isConfigured(cfg, flags.Kind): // --provider NAME
+		name, flags.Kind = flags.Kind, ""
+	case flags.Kind != "": // --provider ollama|openai
+	case isConfigured(cfg, env):
+		name = env
+		getenv = func(k string) string { // not a dialect: hide it from Resolve
+			if k == "HEARTH_PROVIDER" {
+				return ""
+			}
+			return o.Getenv(k)
+		}
+	case env != "":
+	default:
+		name = prof.Provider
+		if name == "" {
+			name = cfg.DefaultProvider
+		}
+	}
+	var base providers.Config
+	if name != "" {
+		e := cfg.Providers[name]
+		base = providers.Config{Kind: e.Kind, BaseURL: e.BaseURL, Model: e.Model, NumCtx: e.NumCtx,
+			IdleTimeout: time.Duration(e.IdleTimeout), ImplicitThink: e.ImplicitThink}
+		if base.Kind == "" {
+			base.Kind = providers.KindOllama
+		}
+		switch {
+		case e.APIKey != "":
+			base.APIKey = e.APIKey
+		case e.APIKeyEnv != "":
+			base.APIKey = o.Getenv(e.APIKeyEnv)
+		default:
+			if key, err := config.NewSecrets(o.Paths, o.Log).Get(name); err == nil {
+				base.APIKey = key
+			}
+		}
+		if len(e.Models) > 0 {
+			base.Models = map[string]openai.ModelConfig{}
+			for m, mc := range e.Models {
+				oc := openai.ModelConfig{ContextLength: mc.ContextLength, ImplicitThink: mc.ImplicitThink}
+				for _, c := range mc.Capabilities {
+					oc.Capabilities = append(oc.Capabilities, llm.Capability(c))
+				}
+				base.Models[m] = oc
+			}
+		}
+	}
+	if prof.Model != "" && flags.Model == "" {
+		base.Model = prof.Model
+	}
+	pc, err := providers.Resolve(flags, base, getenv)
+	if err != nil {
+		return pc, err
+	}
+	pc.Logger = o.Log
+	return pc, nil
+}
+
+func isConfigured(cfg *config.Config, name string) bool {
+	_, ok := cfg.Providers[name]
+	return ok
+}
+
+func thinkOf(s string) *llm.Think {
+	switch s {
+	case "on":
+		return &llm.Think{Enabled: true}
+	case "off":
+		return &llm.Think{Enabled: false}
+	case "low", "medium", "high":
+		return &llm.Think{Enabled: true, Level: s}
+	}
+	return nil
+}
+
+// contextFiles are the project notes added to the system prompt.
+var contextFiles = []string{"HEARTH.md", "AGENTS.md"}
+
+// maxContextFile bounds each project note.
+const maxContextFile = 16 << 10
+
+// ProjectContext returns the workspace's HEARTH.md and AGENTS.md, formatted
+// for the end of the system prompt ("" when there are none).
+func ProjectContext(root string) string {
+	var b strings.Builder
+	for _, name := range contextFiles {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+			continue
+		}
+		text := string(data)
+		if len(text) > maxContextFile {
+			text = text[:maxContextFile] + "\n[… cut: the file is longer than 16 KB]"
+		}
+		fmt.Fprintf(&b, "\n\nProject notes from %s:\n%s", name, strings.TrimSpace(text))
+	}
+	return b.String()
+}

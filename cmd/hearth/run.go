@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-agent/hearth/agent"
+	hearthapp "github.com/hearth-agent/hearth/app"
+	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/session"
+)
+
+// maxStdin bounds the piped context read from standard input.
+const maxStdin = 8 << 20
+
+// runFlags are the options of one headless turn.
+type runFlags struct {
+	session      string
+	format       string
+	approvalMode string
+	maxTurns     int
+	timeout      time.Duration
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one turn headless: the prompt in, the answer on stdout",
+		Long: `Run one turn without the terminal UI: the prompt goes to the model, the
+agent uses its tools, and the answer is printed. Piped standard input is
+added to the prompt as context.
+
+--context ID (or --session ID) continues a session and saves the new state
+after the turn, creating the session if it is new: two calls with the same
+id make a two-step script.
+
+Scripts cannot answer questions, so in the default approval mode reading is
+free and edits or commands are refused with a note; allow them with
+--approval-mode auto_edit (edits) or yolo (everything). Destructive commands
+and paths outside the workspace are refused in every mode.
+
+Output formats: text (the answer only; reasoning and tool activity go to
+stderr with --verbose), json (one object at the end), stream-json (every
+event, one JSON object per line, as it happens).
+
+Exit codes: 0 answered, 1 the run failed (provider or tool error, turn
+limit), 2 bad usage or configuration, 130 interrupted.`,
+		Example: `  hearth run "what does main.go do?"
+  cat error.log | hearth run "explain this"
+  hearth run --context=s1 "analyze error.log" && hearth run --context=s1 "fix the error"
+  hearth run --output-format stream-json --approval-mode auto_edit "add a test for Add"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runTurn(cmd.Context(), strings.Join(args, " "), f)
+		},
+	}
+	addRunFlags(cmd, &f)
+	return cmd
+}
+
+func addRunFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.session, "context", "", "session id to continue (created if new)")
+	fl.StringVar(&f.session, "session", "", "same as --context")
+	fl.StringVarP(&f.format, "output-format", "o", "text", "text, json or stream-json")
+	fl.StringVar(&f.approvalMode, "approval-mode", "", "default, auto_edit, yolo or plan (default: the profile's)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls in the turn (default 40)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long (e.g. 10m)")
+}
+
+// runTurn runs one headless turn and maps its outcome to an exit code.
+func (a *app) runTurn(ctx context.Context, prompt string, f runFlags) error {
+	switch f.format {
+	case "text", "json", "stream-json":
+	default:
+		return usageError{fmt.Errorf("--output-format %q: use text, json or stream-json", f.format)}
+	}
+	if f.approvalMode != "" {
+		if _, err := agent.ParseMode(f.approvalMode); err != nil {
+			return usageError{err}
+		}
+	}
+	if f.maxTurns < 0 || f.timeout < 0 {
+		return usageError{errors.New("--max-turns and --timeout must not be negative")}
+	}
+	piped, err := a.readPiped()
+	if err != nil {
+		return err
+	}
+	if piped != "" {
+		if prompt == "" {
+			prompt = piped
+		} else {
+			prompt += "\n\nContext from standard input:\n```\n" + strings.TrimRight(piped, "\n") + "\n```"
+		}
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return usageError{errors.New("no prompt: give one as an argument (hearth run \"…\") or pipe it on standard input")}
+	}
+
+	o, err := a.appOptions("headless")
+	if err != nil {
+		return err
+	}
+	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
+	h, err := hearthapp.New(ctx, o)
+	if err != nil {
+		var ce hearthapp.ConfigError
+		if errors.As(err, &ce) {
+			return usageError{err}
+		}
+		return err
+	}
+	defer h.Close()
+	if h.ProviderConfig.Model == "" {
+		return usageError{errors.New("no model chosen: use --model (or HEARTH_MODEL, or model in the config); `hearth models` lists them")}
+	}
+
+	runCtx := ctx
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	h.LearnModel(runCtx)
+
+	out := newPrinter(a, f.format)
+	turn := &conversation.Turn{Store: h.Store, Agent: h.Agent, Prompt: llm.Message{Content: prompt}, Titles: true, Log: o.Log,
+		Session: session.Session{ID: f.session, Provider: h.Provider.Kind(), Model: h.ProviderConfig.Model, Workspace: h.Workspace.Root()}}
+	res, err := turn.Run(runCtx, out.event)
+	if err != nil && res == nil {
+		if errors.Is(err, session.ErrBusy) {
+			return err
+		}
+		return fmt.Errorf("running the turn: %w", err)
+	}
+	out.finish(res, err)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err() // interrupted: exit 130
+	case res.Reason == agent.DoneCancelled && runCtx.Err() != nil:
+		return fmt.Errorf("timed out after %s (session %s keeps what happened)", f.timeout, res.SessionID)
+	case res.Reason == agent.DoneMaxTurns:
+		return fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)
+	case res.Reason == agent.DoneError:
+		return errSilent{res.Err}
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+func maxTurnsOf(h *hearthapp.App) int {
+	if h.Agent.MaxTurns > 0 {
+		return h.Agent.MaxTurns
+	}
+	return agent.DefaultMaxTurns
+}
+
+// errSilent fails the command without printing again what the output
+// already said.
+type errSilent struct{ err error }
+
+func (e errSilent) Error() string { return e.err.Error() }
+func (e errSilent) Unwrap() error { return e.err }
+
+// readPiped reads standard input when it is a pipe or a file, not a
+// terminal.
+func (a *app) readPiped() (string, error) {
+	if a.io.in == nil {
+		return "", nil
+	}
+	if f, ok := a.io.in.(*os.File); ok {
+		fi, err := f.Stat()
+		if err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			return "", nil
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(a.io.in, maxStdin+1))
+	if err != nil {
+		return "", fmt.Errorf("reading standard input: %w", err)
+	}
+	if len(data) > maxStdin {
+		return "", usageError{fmt.Errorf("standard input is over %d MB: pass a file path in the prompt instead, and let the agent read it", maxStdin>>20)}
+	}
+	return string(data), nil
+}
+
+// printer writes a turn in one output format.
+type printer struct {
+	a      *app
+	format string
+	w      *bufio.Writer
+	// for --verbose text output
+	inThinking bool
+}
+
+func newPrinter(a *app, format string) *printer {
+	return &printer{a: a, format: format, w: bufio.NewWriter(a.io.out)}
+}
+
+// event receives each event of the turn as it happens.
+func (p *printer) event(ev agent.Event) {
+	switch p.format {
+	case "stream-json":
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return
+		}
+		p.w.Write(b)
+		p.w.WriteByte('\n')
+		p.w.Flush() // each event as it happens
+	case "text", "json":
+		if p.a.verbose {
+			p.verbose(ev)
+		}
+	}
+}
+
+// verbose shows reasoning and tool activity on stderr.
+func (p *printer) verbose(ev agent.Event) {
+	w := p.a.io.err
+	switch ev.Type {
+	case agent.EventThinkingStart:
+		fmt.Fprint(w, "[thinking] ")
+	case agent.EventThinkingDelta:
+		fmt.Fprint(w, ev.Text)
+	case agent.EventThinkingEnd:
+		fmt.Fprintln(w)
+	case agent.EventTextDelta:
+		fmt.Fprint(w, ev.Text)
+	case agent.EventToolCall:
+		fmt.Fprintf(w, "\n[tool] %s %s\n", ev.Name, ev.Args)
+	case agent.EventApprovalRequired:
+		fmt.Fprintf(w, "[approval needed] %s\n", ev.Reason)
+	case agent.EventToolOutput:
+		fmt.Fprint(w, ev.Text)
+	case agent.EventToolResult:
+		if ev.OK {
+			fmt.Fprintf(w, "[%s ok] %s\n", ev.Name, firstLine(ev.Output))
+		} else {
+			fmt.Fprintf(w, "[%s failed] %s\n", ev.Name, ev.Error)
+		}
+	case agent.EventCompressed:
+		fmt.Fprintln(w, "[older turns summarised to fit the context window]")
+	case agent.EventError:
+		fmt.Fprintf(w, "[error %s] %s\n", ev.Code, ev.Error)
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// jsonResult is the --output-format json object.
+type jsonResult struct {
+	SessionID string         `json:"session_id"`
+	Response  string         `json:"response"`
+	Reason    string         `json:"reason"`
+	ToolCalls []jsonCall     `json:"tool_calls"`
+	Usage     llm.Usage      `json:"usage"`
+	Error     *jsonErrorInfo `json:"error"`
+}
+
+type jsonCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type jsonErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// finish writes what comes at the end of the turn.
+func (p *printer) finish(res *conversation.Outcome, storeErr error) {
+	defer p.w.Flush()
+	switch p.format {
+	case "text":
+		if res.Text != "" {
+			p.w.WriteString(strings.TrimRight(res.Text, "\n"))
+			p.w.WriteByte('\n')
+		}
+		if res.Err != nil {
+			fmt.Fprintf(p.a.io.err, "hearth: %v\n", res.Err)
+		}
+	case "json":
+		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}}
+		for _, tc := range res.ToolCalls {
+			j.ToolCalls = append(j.ToolCalls, jsonCall{tc.ID, tc.Name, tc.Args})
+		}
+		switch {
+		case res.Err != nil:
+			code := "agent_error"
+			if c := llm.CodeOf(res.Err); c != "" {
+				code = "provider_" + string(c)
+			}
+			j.Error = &jsonErrorInfo{Code: code, Message: res.Err.Error()}
+		case storeErr != nil:
+			j.Error = &jsonErrorInfo{Code: "store", Message: storeErr.Error()}
+		}
+		enc := json.NewEncoder(p.w)
+		enc.SetIndent("", "  ")
+		enc.Encode(j)
+	}
+}

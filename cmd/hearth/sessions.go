@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/session"
+)
+
+func (a *app) sessionsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show, export and remove saved sessions",
+		Long: `Sessions are kept in a SQLite database under the XDG data directory
+($XDG_DATA_HOME/hearth/hearth.db, or $HEARTH_HOME/hearth.db).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(a.sessionsList(), a.sessionsShow(), a.sessionsExport(), a.sessionsRemove())
+	return cmd
+}
+
+// withStore opens the session store for one command.
+func (a *app) withStore(ctx context.Context, f func(st *session.SQLite) error) error {
+	paths, err := config.DefaultPaths(a.getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	st, err := session.Open(ctx, paths.Database())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
+}
+
+func (a *app) sessionsList() *cobra.Command {
+	var asJSON bool
+	var limit int
+	var query string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List sessions, most recent first",
+		Example: "  hearth sessions list --limit 10\n  hearth sessions list --query parser --json",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+				list, err := st.List(cmd.Context(), session.ListOptions{Limit: limit, Query: query})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					if list == nil {
+						list = []session.Session{}
+					}
+					enc := json.NewEncoder(a.io.out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(list)
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(a.io.err, "No sessions yet: `hearth run --context NAME \"…\"` starts one.")
+					return nil
+				}
+				w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tUPDATED\tMESSAGES\tMODEL\tTITLE")
+				for _, s := range list {
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, dash(s.Model), s.Title)
+				}
+				return w.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many")
+	cmd.Flags().StringVarP(&query, "query", "q", "", "only sessions whose title or messages contain this")
+	return cmd
+}
+
+// load returns a session and its messages, or a clear not-found error.
+func load(ctx context.Context, st *session.SQLite, id string) (*session.Session, []session.Message, error) {
+	s, err := st.Get(ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, nil, fmt.Errorf("no session %q: `hearth sessions list` shows them", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := st.Messages(ctx, id)
+	return s, msgs, err
+}
+
+func (a *app) sessionsShow() *cobra.Command {
+	return &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a session's conversation",
+		Example: "  hearth sessions show s1",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+				s, msgs, err := load(cmd.Context(), st, args[0])
+				if err != nil {
+					return err
+				}
+				return writeMarkdown(a.io.out, s, msgs, false)
+			})
+		},
+	}
+}
+
+func (a *app) sessionsExport() *cobra.Command {
+	var format, output string
+	cmd := &cobra.Command{
+		Use:   "export ID",
+		Short: "Export a session as JSON or Markdown",
+		Example: `  hearth sessions export s1 > s1.json
+  hearth sessions export s1 --format markdown -o s1.md`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "json" && format != "markdown" && format != "md" {
+				return usageError{fmt.Errorf("--format %q: use json or markdown", format)}
+			}
+			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+				s, msgs, err := load(cmd.Context(), st, args[0])
+				if err != nil {
+					return err
+				}
+				runs, err := st.ToolRuns(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				var w io.Writer = a.io.out
+				var f *os.File
+				if output != "" && output != "-" {
+					if f, err = os.Create(output); err != nil {
+						return err
+					}
+					w = f
+				}
+				if format == "json" {
+					enc := json.NewEncoder(w)
+					enc.SetIndent("", "  ")
+					if msgs == nil {
+						msgs = []session.Message{}
+					}
+					err = enc.Encode(struct {
+						Session  *session.Session  `json:"session"`
+						Messages []session.Message `json:"messages"`
+						ToolRuns []session.ToolRun `json:"tool_runs"`
+					}{s, msgs, runs})
+				} else {
+					err = writeMarkdown(w, s, msgs, true)
+				}
+				if f != nil {
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "json", "json or markdown")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file instead of stdout")
+	return cmd
+}
+
+func (a *app) sessionsRemove() *cobra.Command {
+	return &cobra.Command{
+		Use:     "rm ID...",
+		Aliases: []string{"remove", "delete"},
+		Short:   "Remove sessions and everything in them",
+		Example: "  hearth sessions rm s1 s2",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("name at least one session id")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+				var errs []error
+				for _, id := range args {
+					if err := st.Delete(cmd.Context(), id); errors.Is(err, session.ErrNotFound) {
+						errs = append(errs, fmt.Errorf("no session %q", id))
+					} else if err != nil {
+						errs = append(errs, err)
+					} else {
+						fmt.Fprintf(a.io.err, "removed %s\n", id)
+					}
+				}
+				return errors.Join(errs...)
+			})
+		},
+	}
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
+		}
+		return nil
+	}
+}
+
+// writeMarkdown renders a session as Markdown. full adds the reasoning and
+// every tool result in full.
+func writeMarkdown(w io.Writer, s *session.Session, msgs []session.Message, full bool) error {
+	title := s.Title
+	if title == "" {
+		title = s.ID
+	}
+	fmt.Fprintf(w, "# %s\n\n", title)
+	fmt.Fprintf(w, "Session `%s` · %s · %s · %d messages\n", s.ID, dash(s.Model), s.CreatedAt.Local().Format(time.DateTime), len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleUser:
+			if m.Summary {
+				fmt.Fprintf(w, "\n## Summary of earlier turns\n\n%s\n", strings.TrimPrefix(m.Content, "[Summary of the earlier conversation]\n"))
+				continue
+			}
+			fmt.Fprintf(w, "\n## You\n\n%s\n", m.Content)
+		case llm.RoleAssistant:
+			fmt.Fprintf(w, "\n## Hearth\n\n")
+			if full && m.Thinking != "" {
+				fmt.Fprintf(w, "<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n\n", m.Thinking)
+			}
+			if m.Content != "" {
+				fmt.Fprintf(w, "%s\n", m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(w, "\n- calls `%s` `%s`\n", tc.Name, tc.Args)
+			}
+			if m.Partial {
+				fmt.Fprintln(w, "\n*(cut short)*")
+			}
+		case llm.RoleTool:
+			out := m.Content
+			if !full {
+				out = clipLines(out, 12)
+			}
+			fmt.Fprintf(w, "\n**%s** returned:\n\n```\n%s\n```\n", m.ToolName, strings.TrimRight(out, "\n"))
+		}
+	}
+	return nil
+}
+
+func clipLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… (%d more lines; `hearth sessions export --format markdown` has them all)", len(lines)-n)
+}
