@@ -104,6 +104,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	if err != nil {
 		return nil, fmt.Errorf("saving your message: %w", err)
 	}
+	log.Debug("message committed", "session", out.SessionID, "seq", saved[0].Seq, "role", "user")
 	history = append(history, prompt)
 	seqs = append(seqs, saved[0].Seq)
 	if t.Context != "" {
@@ -136,6 +137,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		keep(err)
 		if err == nil {
 			seqs = append(seqs, saved[0].Seq)
+			log.Debug("message committed", "session", out.SessionID, "seq", saved[0].Seq, "role", string(m.Role))
 		}
 		if m.Role == llm.RoleAssistant {
 			out.ToolCalls = append(out.ToolCalls, m.ToolCalls...)

@@ -151,41 +151,30 @@ func NewID() string {
 func History(msgs []Message) []llm.Message {
 	msgs = InOrder(msgs)
 	var out []llm.Message
-	answered := map[string]bool{}
-	for _, m := range msgs {
-		if m.Role == llm.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		if m.Compacted {
 			continue
 		}
 		out = append(out, m.Message)
-		if m.Role != llm.RoleAssistant {
+		if m.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
-		var missing []llm.ToolCall
-		for _, tc := range m.ToolCalls {
-			if !answered[tc.ID] {
-				missing = append(missing, tc)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		// Results must follow their calls directly: take the results that
-		// are there, then add the missing ones.
+		// The results of this message's calls follow it directly; ids are
+		// only unique within one reply (servers reuse "call_0").
+		answered := map[string]bool{}
 		for i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
 			i++
 			if !msgs[i].Compacted {
 				out = append(out, msgs[i].Message)
 			}
+			answered[msgs[i].ToolCallID] = true
 		}
-		for _, tc := range missing {
-			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name,
-				Content: "Error: not run: the process was interrupted before this call finished"})
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name,
+					Content: "Error: not run: the process was interrupted before this call finished"})
+			}
 		}
 	}
 	return out

@@ -298,3 +298,19 @@ func TestLock(t *testing.T) {
 	}
 	u3()
 }
+
+func TestHistoryPairsResultsWithTheirOwnReply(t *testing.T) {
+	call := func() Message {
+		return Message{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read_file"}}}}
+	}
+	msgs := []Message{
+		msg(llm.RoleUser, "one"), call(), {Message: llm.Message{Role: llm.RoleTool, ToolCallID: "call_1", Content: "ok"}},
+		msg(llm.RoleAssistant, "done"),
+		msg(llm.RoleUser, "two"), call(), // interrupted: same id as the first call
+	}
+	h := History(msgs)
+	last := h[len(h)-1]
+	if len(h) != 7 || last.Role != llm.RoleTool || !strings.Contains(last.Content, "interrupted") {
+		t.Errorf("%+v", h)
+	}
+}

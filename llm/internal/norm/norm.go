@@ -23,9 +23,10 @@ type Normalizer struct {
 	emitted bool
 	stopped bool
 	ncalls  int
-	// sawContent is set once any content arrived; sawReasoning once
-	// native reasoning did.
+	// sawContent is set once any content arrived.
 	sawContent bool
+	// ids are the call ids yielded, to keep them unique within a reply.
+	ids map[string]bool
 }
 
 // Options configure a Normalizer for one request.
@@ -114,9 +115,15 @@ func (n *Normalizer) textCall(tc llm.ToolCall) {
 
 // ToolCall yields one complete tool call.
 func (n *Normalizer) ToolCall(tc llm.ToolCall) bool {
-	if tc.ID == "" {
+	if tc.ID == "" || n.ids[tc.ID] {
+		// None sent, or one already used in this reply: results are
+		// paired with calls by id, so each needs its own.
 		tc.ID = llm.NewCallID()
 	}
+	if n.ids == nil {
+		n.ids = map[string]bool{}
+	}
+	n.ids[tc.ID] = true
 	if len(tc.Args) == 0 {
 		tc.Args = []byte(`{}`)
 	}

@@ -62,3 +62,18 @@ func TestCallsGetIDsAndArgs(t *testing.T) {
 		t.Errorf("call = %+v", tc)
 	}
 }
+
+func TestDuplicateCallIDsAreReplaced(t *testing.T) {
+	var ids []string
+	n := New(Options{}, func(ev llm.Event, err error) bool {
+		if ev.Kind == llm.EventToolCall {
+			ids = append(ids, ev.ToolCall.ID)
+		}
+		return true
+	})
+	n.ToolCall(llm.ToolCall{ID: "call_0", Name: "a"})
+	n.ToolCall(llm.ToolCall{ID: "call_0", Name: "b"})
+	if len(ids) != 2 || ids[0] != "call_0" || ids[1] == "call_0" || ids[1] == "" {
+		t.Errorf("%v", ids)
+	}
+}
