@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hearth-agent/hearth/tool/shell"
 )
@@ -9,3 +10,5 @@ import (
 func shellForTest(t *testing.T) shell.Config {
 	return shell.Config{TempRoot: t.TempDir(), Home: t.TempDir()}
 }
+
+var fixedNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
