@@ -1,0 +1,454 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hearth-agent/hearth/tool"
+)
+
+func call(cmd string) tool.Call {
+	b, _ := json.Marshal(Args{Command: cmd})
+	return tool.Call{ID: "call_1", Args: b}
+}
+
+// alive reports whether pid is a live process (not gone, not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) S …: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	var b []byte
+	var err error
+	for i := 0; i < 100; i++ {
+		if b, err = os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("no pid in %s: %q %v", path, b, err)
+	}
+	return pid
+}
+
+func waitDead(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process %d is still running", pid)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+const spawnScript = `#!/bin/sh
+sleep 60 &
+echo $! > grandchild.pid
+echo $$ > child.pid
+wait
+`
+
+// A timeout stops the command promptly, and its whole process group dies
+// with it: the grandchild too.
+func TestTimeoutKillsTheProcessGroup(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.Timeout = time.Second })
+	if err := os.WriteFile(filepath.Join(f.ws, "spawn.sh"), []byte(spawnScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := f.tool.Run(context.Background(), call("./spawn.sh"))
+	elapsed := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 1s") {
+		t.Fatalf("want a timeout error, got %v %q", err, res.Output)
+	}
+	if elapsed > 3*time.Second {
+		t.Errorf("returned after %v", elapsed)
+	}
+	waitDead(t, readPid(t, filepath.Join(f.ws, "child.pid")), readPid(t, filepath.Join(f.ws, "grandchild.pid")))
+}
+
+// A process that ignores SIGTERM gets SIGKILL after the grace period.
+func TestKillEscalatesToSIGKILL(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.Timeout = 500 * time.Millisecond; c.KillGrace = 300 * time.Millisecond })
+	script := "#!/bin/sh\ntrap '' TERM\n" + strings.TrimPrefix(spawnScript, "#!/bin/sh\n")
+	if err := os.WriteFile(filepath.Join(f.ws, "stubborn.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := f.tool.Run(context.Background(), call("./stubborn.sh"))
+	if err == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	waitDead(t, readPid(t, filepath.Join(f.ws, "child.pid")), readPid(t, filepath.Join(f.ws, "grandchild.pid")))
+}
+
+func TestCancelStopsEverything(t *testing.T) {
+	f := newFixture(t, false)
+	if err := os.WriteFile(filepath.Join(f.ws, "spawn.sh"), []byte(spawnScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 200; i++ {
+			if _, err := os.Stat(filepath.Join(f.ws, "child.pid")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	_, err := f.tool.Run(ctx, call("echo started; ./spawn.sh"))
+	if err == nil || !strings.Contains(err.Error(), "[cancelled]") || !strings.Contains(err.Error(), "started") {
+		t.Fatalf("want a cancellation with the output so far, got %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("returned after %v", time.Since(start))
+	}
+	waitDead(t, readPid(t, filepath.Join(f.ws, "child.pid")), readPid(t, filepath.Join(f.ws, "grandchild.pid")))
+}
+
+// Nothing a command starts outlives the call.
+func TestBackgroundProcessesDieWithTheCall(t *testing.T) {
+	f := newFixture(t, false)
+	bg := "#!/bin/sh\necho $$ > bg.pid\nexec sleep 100\n"
+	if err := os.WriteFile(filepath.Join(f.ws, "bg.sh"), []byte(bg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := f.tool.Run(context.Background(), call("./bg.sh & while [ ! -s bg.pid ]; do sleep 0.05; done; echo launched"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("the call waited for its background job: %v", time.Since(start))
+	}
+	waitDead(t, readPid(t, filepath.Join(f.ws, "bg.pid")))
+}
+
+// A program writing gigabytes is stopped promptly, and only the start
+// and the end of its output are kept.
+func TestOutputFloodIsCapped(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.OutputCap = 1000; c.OutputLimit = 8 << 20 })
+	var progressed int
+	var mu sync.Mutex
+	start := time.Now()
+	c := call("yes flood")
+	c.Progress = func(s string) { mu.Lock(); progressed += len(s); mu.Unlock() }
+	_, err := f.tool.Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "printed more than 8388608 bytes") {
+		t.Fatalf("want an output-limit error, got %.300v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	msg := err.Error()
+	if len(msg) > 1500 || !strings.HasPrefix(msg, "flood\nflood\n") || !strings.Contains(msg, "bytes of output dropped") {
+		t.Errorf("kept output: %d bytes:\n%s", len(msg), msg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if progressed > 2000 {
+		t.Errorf("streamed %d bytes to progress; want about the kept start", progressed)
+	}
+}
+
+func TestOutputKeepsStartAndEnd(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.OutputCap = 2000 })
+	res, err := f.tool.Run(context.Background(), call("seq 1 100000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Output
+	if !strings.HasPrefix(out, "1\n2\n3\n") || !strings.HasSuffix(out, "99999\n100000\n") {
+		t.Errorf("want the start and the end, got:\n%s", out)
+	}
+	if !strings.Contains(out, "bytes of output dropped") || len(out) > 2100 {
+		t.Errorf("want a note of what was dropped and at most the cap, got %d bytes", len(out))
+	}
+}
+
+func TestSecretsAreScrubbed(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.KeepEnv = []string{"MY_SERVICE_PASSWORD"} })
+	res, err := f.tool.Run(context.Background(), call(`env; echo "key=[$OPENAI_API_KEY]"; sh -c 'echo "token=[$GITHUB_TOKEN]"'`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-test-secret", "ghp_testsecret", "hearth-secret", "aws-secret", "postgres://user:pw"} {
+		if strings.Contains(res.Output, secret) {
+			t.Errorf("secret %q reached the command:\n%s", secret, res.Output)
+		}
+	}
+	for _, want := range []string{"INNOCENT=visible", "key=[]", "token=[]", "MY_SERVICE_PASSWORD=hunter2", "TMPDIR=" + f.tool.tmp} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("missing %q:\n%s", want, res.Output)
+		}
+	}
+}
+
+// Output reaches Call.Progress while the command runs, not at the end.
+func TestProgressStreams(t *testing.T) {
+	f := newFixture(t, false)
+	type chunk struct {
+		at time.Time
+		s  string
+	}
+	var mu sync.Mutex
+	var chunks []chunk
+	c := call("echo first; sleep 1; echo second")
+	c.Progress = func(s string) {
+		mu.Lock()
+		chunks = append(chunks, chunk{time.Now(), s})
+		mu.Unlock()
+	}
+	res, err := f.tool.Run(context.Background(), c)
+	done := time.Now()
+	if err != nil || res.Output != "first\nsecond\n" {
+		t.Fatalf("%q %v", res.Output, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var early strings.Builder
+	for _, c := range chunks {
+		if done.Sub(c.at) > 700*time.Millisecond {
+			early.WriteString(c.s)
+		}
+	}
+	if early.String() != "first\n" {
+		t.Errorf("streamed while running: %q; want the first line", early.String())
+	}
+}
+
+// The kernel stops a program that writes outside the workspace even when
+// the policy cannot see what it will do: a script taking the path as an
+// argument.
+func TestLandlockStopsAScriptTheParserCannotSee(t *testing.T) {
+	f := newFixture(t, false)
+	if !f.tool.Sandbox().Active {
+		t.Skipf("no Landlock on this kernel: %s", f.tool.Sandbox().Note)
+	}
+	script := "#!/bin/sh\necho pwned > \"$1\" && echo wrote\n"
+	if err := os.WriteFile(filepath.Join(f.ws, "w.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(f.out, "pwned")
+	res, err := f.tool.Run(context.Background(), call("./w.sh "+target+"; ./w.sh inside.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "Permission denied") || strings.Count(res.Output, "wrote") != 1 {
+		t.Errorf("want one denial and one write:\n%s", res.Output)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("the file outside the workspace was written")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "inside.txt")); string(b) != "pwned\n" {
+		t.Errorf("the write inside the workspace failed: %q", b)
+	}
+}
+
+func TestRunsCommands(t *testing.T) {
+	f := newFixture(t, false)
+	if err := os.Mkdir(filepath.Join(f.ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cmd, dir, want string }{
+		{"echo hello", "", "hello\n"},
+		{"printf 'b\\na\\n' | sort | head -1", "", "a\n"},
+		{"echo one > f && echo two >> f && cat f", "", "one\ntwo\n"},
+		{"ls nope 2>&1 | grep -c 'No such'", "", "1\n"},
+		{"echo err >&2", "", "err\n"},
+		{"echo x > /dev/null && echo ok", "", "ok\n"},
+		{"pwd", "sub", filepath.Join("sub") + "\n"},
+		{"cd sub && pwd", "", "sub\n"},
+		{"cat", "", "[no output; exit status 0]"},
+		{"false", "", "[exit status 1]"},
+		{"exit 3", "", "[exit status 3]"},
+		{"nosuchcommand-xyz", "", "nosuchcommand-xyz: command not found\n[exit status 127]"},
+		{"bash -c 'echo $0 $1' a b", "", "a b\n"},
+		{"x=$(echo hi | tr a-z A-Z); echo $x", "", "HI\n"},
+		{"for i in 1 2 3; do echo $i; done | paste -sd,", "", "1,2,3\n"},
+		{"test -d $TMPDIR && touch $TMPDIR/x && echo tmp-ok", "", "tmp-ok\n"},
+		{"cat <<EOF\nheredoc\nEOF", "", "heredoc\n"},
+		{"diff <(echo a) <(echo a) && echo same", "", "same\n"},
+	} {
+		b, _ := json.Marshal(Args{Command: tc.cmd, Directory: tc.dir})
+		res, err := f.tool.Run(context.Background(), tool.Call{Args: b})
+		if err != nil {
+			t.Errorf("%s: %v", tc.cmd, err)
+			continue
+		}
+		got := res.Output
+		if tc.cmd == "pwd" || strings.HasPrefix(tc.cmd, "cd sub") {
+			got = strings.TrimPrefix(got, f.ws+"/")
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	f := newFixture(t, true)
+	for _, tc := range []struct{ args, want string }{
+		{`{}`, "command is empty"},
+		{`{"command":"  "}`, "command is empty"},
+		{`{"command":"ls","extra":1}`, "unknown field"},
+		{`{"command":"ls","directory":"../.."}`, "outside the workspace"},
+		{`{"command":"ls","directory":"/etc"}`, "outside the workspace"},
+		{`{"command":"ls","directory":"missing"}`, "does not exist"},
+		{`{"command":"echo 'unclosed"}`, "cannot parse"},
+		{`not json`, "reading the arguments"},
+	} {
+		_, err := f.tool.Run(context.Background(), tool.Call{Args: json.RawMessage(tc.args)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// A refusal is an error that names the rule, so the model can correct
+// itself; output produced before a refusal at run time is kept.
+func TestRefusalMessages(t *testing.T) {
+	f := newFixture(t, true)
+	_, err := f.tool.Run(context.Background(), call("rm -rf /"))
+	var r *Refusal
+	if !errors.As(err, &r) || r.Rule != RuleRoot {
+		t.Fatalf("want a *Refusal by rule root, got %T %v", err, err)
+	}
+	if !strings.Contains(err.Error(), "refused (rule root): `rm -rf /`") || !strings.Contains(err.Error(), f.ws) {
+		t.Errorf("message: %v", err)
+	}
+	_, err = f.tool.Run(context.Background(), call("echo before; X=/; rm -rf $X; echo after"))
+	if err == nil || !strings.HasPrefix(err.Error(), "before\n") || strings.Contains(err.Error(), "after") || !strings.Contains(err.Error(), "rule root") {
+		t.Errorf("want the output before the refusal and nothing after: %v", err)
+	}
+}
+
+func TestSpecAndDescribe(t *testing.T) {
+	f := newFixture(t, true)
+	spec := f.tool.Spec()
+	if spec.Name != "run_shell_command" || f.tool.Kind() != tool.Execute {
+		t.Errorf("%+v %v", spec, f.tool.Kind())
+	}
+	t.Logf("description %d bytes, parameters %d bytes", len(spec.Description), len(spec.Parameters))
+	if n := len(spec.Description); n > 600 {
+		t.Errorf("description is %d bytes; keep it under 600 for small models", n)
+	}
+	if n := len(spec.Description) + len(spec.Parameters); n > 1100 {
+		t.Errorf("the whole definition is %d bytes", n)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(spec.Parameters, &schema); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(f.tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Validate(Name, json.RawMessage(`{"command":"ls","directory":"src"}`)); err != nil {
+		t.Error(err)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"command":"go test ./..."}`, "run `go test ./...`"},
+		{`{"command":"make","directory":"src","description":"build it"}`, "run `make` in src (build it)"},
+		{`{"command":"a\n  b"}`, "run `a b`"},
+		{`{}`, "run a shell command (invalid arguments)"},
+	} {
+		if got := f.tool.Describe(json.RawMessage(tc.args)); got != tc.want {
+			t.Errorf("Describe(%s) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	f := newFixture(t, false)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, err := f.tool.Run(context.Background(), call(fmt.Sprintf("echo %d > f%d; cat f%d", i, i, i)))
+			if err != nil || res.Output != fmt.Sprintf("%d\n", i) {
+				t.Errorf("%d: %q %v", i, res.Output, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+}
+
+func TestGoBuildCacheIsWritable(t *testing.T) {
+	f := newFixture(t, false)
+	if !f.tool.Sandbox().Active {
+		t.Skip("no Landlock")
+	}
+	res, err := f.tool.Run(context.Background(), call("go env GOCACHE"))
+	if err != nil {
+		t.Skipf("no go: %v", err)
+	}
+	if !strings.HasPrefix(res.Output, f.tool.TempDir()) {
+		t.Errorf("GOCACHE %q is not in the private temp directory, which is all the sandbox lets go write", res.Output)
+	}
+}
+
+func TestCloseRemovesTheTempDir(t *testing.T) {
+	f := newFixture(t, false)
+	if _, err := f.tool.Run(context.Background(), call("mkdir -p $TMPDIR/ro/x && chmod 500 $TMPDIR/ro")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.tool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f.tool.TempDir()); err == nil {
+		t.Error("the temp directory is still there")
+	}
+}
+
+// kill signals what the call started, and nothing else.
+func TestKillOnlyOwnProcesses(t *testing.T) {
+	f := newFixture(t, false)
+	bg := "#!/bin/sh\necho $$ > bg.pid\nexec sleep 100\n"
+	if err := os.WriteFile(filepath.Join(f.ws, "bg.sh"), []byte(bg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Process.Kill()
+	res, err := f.tool.Run(context.Background(), call(fmt.Sprintf(
+		"./bg.sh & while [ ! -s bg.pid ]; do sleep 0.05; done; kill -9 $(cat bg.pid) && echo killed-own; kill %d || echo refused-other", other.Process.Pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "killed-own") || !strings.Contains(res.Output, "refused-other") || !strings.Contains(res.Output, "not a process this command started") {
+		t.Errorf("output:\n%s", res.Output)
+	}
+	if !alive(other.Process.Pid) {
+		t.Error("a process the command did not start was killed")
+	}
+}
