@@ -287,7 +287,11 @@ func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config,
 		case e.APIKeyEnv != "":
 			base.APIKey = o.Getenv(e.APIKeyEnv)
 		default:
-			if key, err := config.NewSecrets(o.Paths, o.Log).Get(name); err == nil {
+			sec := config.NewSecrets(o.Paths, o.Log)
+			if o.Getenv("HEARTH_NO_KEYRING") != "" {
+				sec.Keyring = config.NoKeyring{}
+			}
+			if key, err := sec.Get(name); err == nil {
 				base.APIKey = key
 			}
 		}

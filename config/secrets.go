@@ -142,3 +142,18 @@ func (s *Secrets) writeFile(m map[string]string) error {
 	}
 	return os.Rename(tmp, s.File)
 }
+
+// NoKeyring is a keychain that is never there: secrets go to the file.
+// HEARTH_NO_KEYRING=1 selects it (servers, tests).
+type NoKeyring struct{}
+
+var errNoKeyring = errors.New("the keychain is turned off (HEARTH_NO_KEYRING)")
+
+// Get always fails.
+func (NoKeyring) Get(string, string) (string, error) { return "", errNoKeyring }
+
+// Set always fails.
+func (NoKeyring) Set(string, string, string) error { return errNoKeyring }
+
+// Delete always fails.
+func (NoKeyring) Delete(string, string) error { return errNoKeyring }

@@ -129,11 +129,18 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 			log.Error("saving the session", "session", out.SessionID, "error", err)
 		}
 	}
+	// The provider's count of a reply's tokens, when it gave one, comes
+	// with the usage event just before the reply is handed over.
+	lastOutput := 0
 	a.OnMessage = func(m llm.Message, partial bool) {
 		if prev := t.Agent.OnMessage; prev != nil {
 			prev(m, partial)
 		}
-		saved, err := st.Append(wctx, out.SessionID, session.Message{Message: m, Partial: partial})
+		sm := session.Message{Message: m, Partial: partial}
+		if m.Role == llm.RoleAssistant && lastOutput > 0 {
+			sm.Tokens, lastOutput = lastOutput, 0
+		}
+		saved, err := st.Append(wctx, out.SessionID, sm)
 		keep(err)
 		if err == nil {
 			seqs = append(seqs, saved[0].Seq)
@@ -177,6 +184,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	}
 	res := a.Run(ctx, history, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
+			lastOutput = ev.OutputTokens
 			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: a.Model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens}))
 		}
 		emit(ev)

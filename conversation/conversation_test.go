@@ -109,7 +109,7 @@ func TestTwoStepConversation(t *testing.T) {
 		t.Errorf("history sent: %v", roles)
 	}
 	msgs, _ := f.store.Messages(context.Background(), id)
-	if len(msgs) != 6 || msgs[1].ToolCalls[0].Name != "read_file" || msgs[2].ToolName != "read_file" {
+	if len(msgs) != 6 || msgs[1].ToolCalls[0].Name != "read_file" || msgs[2].ToolName != "read_file" || msgs[1].Tokens != 5 || msgs[3].Tokens != 8 {
 		t.Errorf("stored: %+v", msgs)
 	}
 	runs, _ := f.store.ToolRuns(context.Background(), id)

@@ -157,7 +157,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVar(&a.profile, "profile", "", "configured profile to run with (tools, approval mode, prompt, model)")
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run this prompt headless and exit (as `hearth run`)")
 	addRunFlags(root, &a.rootRun)
-	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand())
+	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand())
 	return root
 }
 

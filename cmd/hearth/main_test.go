@@ -220,3 +220,28 @@ func TestEnvKnobs(t *testing.T) {
 		}
 	}
 }
+
+func TestAuth(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HEARTH_HOME": home, "HEARTH_NO_KEYRING": "1"} // never the developer's keychain
+	var out, errb bytes.Buffer
+	a := &app{io: stdio{in: strings.NewReader("sk-secret\n"), out: &out, err: &errb}, getenv: func(k string) string { return env[k] }, isTTY: isTerminal}
+	root := a.rootCommand()
+	root.SetArgs([]string{"auth", "set", "vllm"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := a.secrets()
+	if _, err := os.Stat(filepath.Join(home, "secrets.toml")); err != nil {
+		t.Errorf("not in the file: %v", err)
+	}
+	if v, err := s.Get("vllm"); err != nil || v != "sk-secret" {
+		t.Errorf("%q %v (%s)", v, err, errb.String())
+	}
+	if code, _, _ := hearth(t, env, "auth", "rm", "vllm"); code != 0 {
+		t.Errorf("rm: %d", code)
+	}
+	if _, err := s.Get("vllm"); err == nil {
+		t.Error("still there")
+	}
+}

@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/llm/providers"
+)
+
+func setup(t *testing.T, user, project string, files map[string]string) (Options, string) {
+	dir := t.TempDir()
+	paths := config.Paths{ConfigDir: filepath.Join(dir, "cfg"), DataDir: filepath.Join(dir, "data")}
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".hearth"), 0o755)
+	os.MkdirAll(paths.ConfigDir, 0o755)
+	if user != "" {
+		os.WriteFile(paths.UserFile(), []byte(user), 0o644)
+	}
+	if project != "" {
+		os.WriteFile(config.ProjectFile(ws), []byte(project), 0o644)
+	}
+	for p, c := range files {
+		os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644)
+	}
+	env := map[string]string{"HEARTH_NO_KEYRING": "1"}
+	return Options{Paths: paths, Workspace: ws, Mode: "headless", Getenv: func(k string) string { return env[k] },
+		Provider: providers.Config{}}, ws
+}
+
+func names(a *App) string { return strings.Join(a.Agent.Tools.Names(), ",") }
+
+func TestBuiltinProfiles(t *testing.T) {
+	o, _ := setup(t, "", "", nil)
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Agent.Mode != agent.ModeDefault || !strings.Contains(names(a), "run_shell_command") || a.ProviderConfig.Kind != "ollama" {
+		t.Errorf("headless: %s %s %+v", a.Agent.Mode, names(a), a.ProviderConfig)
+	}
+	o.Mode = "api"
+	b, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if strings.Contains(names(b), "run_shell_command") || strings.Contains(names(b), "edit") {
+		t.Errorf("the api profile offers %s", names(b))
+	}
+}
+
+func TestConfiguredProfileAndProvider(t *testing.T) {
+	user := `
+default_provider = "gpu"
+[providers.gpu]
+kind = "openai"
+base_url = "http://gpu:8000"
+model = "Qwen/Qwen3-8B"
+api_key = "sk-file"
+[providers.gpu.models."Qwen/Qwen3-8B"]
+capabilities = ["tools"]
+context_length = 32768
+[profiles.headless]
+tools = ["*", "!run_shell_command"]
+approval_mode = "auto_edit"
+think = "off"
+`
+	project := `
+[profiles.review]
+tools = ["read_file", "grep_search"]
+approval_mode = "plan"
+provider = "gpu"
+model = "small"
+`
+	o, _ := setup(t, user, project, map[string]string{"HEARTH.md": "Run tests with `make test`.", "AGENTS.md": "Use tabs."})
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	pc := a.ProviderConfig
+	if pc.Kind != "openai" || pc.BaseURL != "http://gpu:8000/v1" || pc.Model != "Qwen/Qwen3-8B" || pc.APIKey != "sk-file" || pc.Models["Qwen/Qwen3-8B"].ContextLength != 32768 {
+		t.Errorf("provider: %+v", pc)
+	}
+	if a.Agent.Mode != agent.ModeAutoEdit || strings.Contains(names(a), "run_shell_command") || a.Agent.Think == nil || a.Agent.Think.Enabled {
+		t.Errorf("profile: %s %s %+v", a.Agent.Mode, names(a), a.Agent.Think)
+	}
+	if !strings.Contains(a.Agent.System, "Project notes from HEARTH.md:\nRun tests with `make test`.") || !strings.Contains(a.Agent.System, "Use tabs.") {
+		t.Errorf("project notes missing from the system prompt")
+	}
+
+	o.Profile = "review"
+	o.ApprovalMode = "yolo" // a flag beats the profile
+	r, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if names(r) != "read_file,grep_search" || r.Agent.Mode != agent.ModeYolo || r.ProviderConfig.Model != "small" {
+		t.Errorf("review: %s %s %s", names(r), r.Agent.Mode, r.ProviderConfig.Model)
+	}
+
+	// --provider ollama (a dialect) bypasses the configured default.
+	o.Profile, o.ApprovalMode = "", ""
+	o.Provider = providers.Config{Kind: "ollama", Model: "qwen3:4b"}
+	c, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.ProviderConfig.Kind != "ollama" || c.ProviderConfig.Model != "qwen3:4b" {
+		t.Errorf("dialect flag: %+v", c.ProviderConfig)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ user, profile, want string }{
+		{"[profiles.x]\ntools = [\"nope\"]", "x", "matches no tool"},
+		{"", "missing", `no profile "missing"`},
+		{"bad = ", "", "config.toml"},
+	} {
+		o, _ := setup(t, tc.user, "", nil)
+		o.Profile = tc.profile
+		_, err := New(context.Background(), o)
+		var ce ConfigError
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errorsAs(err, &ce) {
+			t.Errorf("%q/%q: %v", tc.user, tc.profile, err)
+		}
+	}
+}
+
+func errorsAs(err error, target *ConfigError) bool {
+	ce, ok := err.(ConfigError)
+	if ok {
+		*target = ce
+	}
+	return ok
+}
