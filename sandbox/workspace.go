@@ -47,6 +47,23 @@ type Workspace struct {
 	readOnly []string
 }
 
+// protected are paths inside every workspace that tools may read but never
+// write: Hearth's own project config (writing it could raise the approval
+// mode of the next run) and what git runs by itself (hooks, config), which
+// would execute later, outside any sandbox.
+var protected = []string{".hearth", filepath.Join(".git", "hooks"), filepath.Join(".git", "config")}
+
+// IsProtected reports whether a resolved path inside the workspace is one
+// tools may not write.
+func (w *Workspace) IsProtected(p string) bool {
+	for _, rel := range protected {
+		if within(p, filepath.Join(w.root, rel)) {
+			return true
+		}
+	}
+	return false
+}
+
 // New returns a workspace rooted at root (made absolute, symlinks resolved).
 // readOnly names further directories tools may read but not write (a
 // profile's reference trees).
@@ -116,6 +133,9 @@ func (w *Workspace) Resolve(p string, a Access) (string, error) {
 		return "", &PathError{Path: p, Access: a, Rule: err.Error()}
 	}
 	if within(real, w.root) {
+		if a == Write && w.IsProtected(real) {
+			return "", &PathError{Path: p, Access: a, Rule: "Hearth's project config (.hearth) and git's hooks and config are not written by tools: ask the user to change them"}
+		}
 		return real, nil
 	}
 	for _, ro := range w.readOnly {

@@ -50,6 +50,11 @@ func TestResolve(t *testing.T) {
 		{"~/.ssh/id_rsa", Read, "", "~ is not expanded"},
 		{"a\x00b", Read, "", "NUL"},
 		{ref, Read, "ref", ""},
+		{".hearth/config.toml", Write, "", "project config"},
+		{".git/hooks/pre-commit", Write, "", "project config"},
+		{".git/config", Write, "", "project config"},
+		{".hearth/config.toml", Read, ".hearth/config.toml", ""},
+		{".git/objects/ab", Write, ".git/objects/ab", ""},
 		{filepath.Join(ref, "x"), Write, "", "read-only"},
 	}
 	for _, tc := range tests {
