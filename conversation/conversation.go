@@ -151,12 +151,24 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		}
 	}
 	a.OnCompact = func(cut int, summary llm.Message) {
-		upTo := 0
-		for _, s := range seqs[:cut] {
-			upTo = max(upTo, s)
+		// Exactly the stored messages that were cut become compacted; the
+		// summary takes their place, before the first message kept.
+		var cutSeqs []int
+		for _, q := range seqs[:cut] {
+			if q > 0 {
+				cutSeqs = append(cutSeqs, q)
+			}
 		}
-		keep(st.Compact(wctx, out.SessionID, upTo, session.Message{Message: summary, Summary: true}))
-		seqs = append([]int{0}, seqs[cut:]...)
+		before := 0
+		for _, q := range seqs[cut:] {
+			if q > 0 {
+				before = q
+				break
+			}
+		}
+		saved, err := st.Compact(wctx, out.SessionID, cutSeqs, before, session.Message{Message: summary})
+		keep(err)
+		seqs = append([]int{saved.Seq}, seqs[cut:]...)
 	}
 	started := map[string]time.Time{}
 	before, after := a.Hooks.Before, a.Hooks.After
@@ -287,4 +299,40 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// Compress summarises the older part of a stored session now (a /compress
+// command), keeping about keep tokens of recent messages. It takes the
+// session lock like a turn.
+func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, keep int) error {
+	unlock, err := st.Lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	stored, err := st.Messages(ctx, id)
+	if err != nil {
+		return err
+	}
+	history := session.History(stored)
+	seqs := seqsOf(stored, history)
+	summary, cut, err := a.Compress(ctx, history, keep)
+	if err != nil {
+		return err
+	}
+	var cutSeqs []int
+	for _, q := range seqs[:cut] {
+		if q > 0 {
+			cutSeqs = append(cutSeqs, q)
+		}
+	}
+	before := 0
+	for _, q := range seqs[cut:] {
+		if q > 0 {
+			before = q
+			break
+		}
+	}
+	_, err = st.Compact(context.WithoutCancel(ctx), id, cutSeqs, before, session.Message{Message: summary})
+	return err
 }

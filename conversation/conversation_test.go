@@ -239,3 +239,50 @@ func TestFallbackTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondCompressionKeepsWhatIsKept compresses twice across turns: no
+// message the model still had may vanish from the saved history.
+func TestSecondCompressionKeepsWhatIsKept(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.a.ContextLength = 1000
+	big := strings.Repeat("old detail ", 60)
+	f.store.Create(ctx, &session.Session{ID: "s1"})
+	for range 6 {
+		f.store.Append(ctx, "s1", session.Message{Message: llm.Message{Role: llm.RoleUser, Content: big}}, session.Message{Message: llm.Message{Role: llm.RoleAssistant, Content: big}})
+	}
+	// A long answer, so that turn 2 crosses the threshold again.
+	f.srv.Enqueue("/api/chat", llmtest.OllamaWhole("m", llmtest.Text("- first summary")), llmtest.OllamaStream("m", llmtest.Text(strings.Repeat(big, 3))))
+	if out, _, err := f.turn(t, "s1", "and now?"); err != nil || out.Reason != agent.DoneStop {
+		t.Fatalf("turn 1: %+v %v", out, err)
+	}
+	f.srv.Enqueue("/api/chat", llmtest.OllamaWhole("m", llmtest.Text("- second summary")), llmtest.OllamaStream("m", llmtest.Text("ok")))
+	if out, _, err := f.turn(t, "s1", "and then?"); err != nil || out.Reason != agent.DoneStop {
+		t.Fatalf("turn 2: %+v %v", out, err)
+	}
+	msgs, _ := f.store.Messages(ctx, "s1")
+	h := session.History(msgs)
+	var got []string
+	for _, m := range h {
+		got = append(got, m.Content[:min(len(m.Content), 20)])
+	}
+	// The second request must be reproducible from the store: what the
+	// model saw in turn 2 (the summary, then the kept messages, the
+	// prompt) is the saved history before turn 2's answer.
+	reqs := f.srv.RequestsTo("/api/chat")
+	var body struct {
+		Messages []llm.Message `json:"messages"`
+	}
+	reqs[len(reqs)-1].JSON(t, &body)
+	if len(h) != len(body.Messages)+1 {
+		t.Fatalf("saved history has %d messages, the model saw %d (+1 answer): %v", len(h), len(body.Messages), got)
+	}
+	for i, m := range body.Messages {
+		if h[i].Content != m.Content {
+			t.Fatalf("message %d differs: saved %q, sent %q", i, h[i].Content, m.Content)
+		}
+	}
+	if !strings.Contains(h[0].Content, "second summary") || h[len(h)-2].Content != "and then?" {
+		t.Errorf("history: %v", got)
+	}
+}

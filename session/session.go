@@ -52,9 +52,9 @@ type Message struct {
 	// later summary; Summary marks that summary.
 	Compacted bool `json:"compacted,omitempty"`
 	Summary   bool `json:"summary,omitempty"`
-	// Replaces is, for a summary, the last seq it stands in for: it is
-	// placed there in the history.
-	Replaces  int       `json:"replaces,omitempty"`
+	// Before is, for a summary, the seq of the message it stands before in
+	// the conversation: where the turns it replaces were.
+	Before    int       `json:"before,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -113,9 +113,10 @@ type Store interface {
 	Append(ctx context.Context, id string, msgs ...Message) ([]Message, error)
 	// Messages returns a session's messages in order.
 	Messages(ctx context.Context, id string) ([]Message, error)
-	// Compact marks the messages up to seq as compacted and appends
-	// summary (marked Summary) in one transaction.
-	Compact(ctx context.Context, id string, upToSeq int, summary Message) error
+	// Compact marks exactly the messages with the given seqs as compacted
+	// and adds summary (marked Summary), placed before the message with seq
+	// before, in one transaction. It returns the stored summary.
+	Compact(ctx context.Context, id string, seqs []int, before int, summary Message) (Message, error)
 	RecordUsage(ctx context.Context, u Usage) error
 	RecordToolRun(ctx context.Context, r ToolRun) error
 	ToolRuns(ctx context.Context, id string) ([]ToolRun, error)
@@ -185,8 +186,8 @@ func History(msgs []Message) []llm.Message {
 func InOrder(msgs []Message) []Message {
 	out := append([]Message(nil), msgs...)
 	key := func(m Message) float64 {
-		if m.Summary && m.Replaces > 0 {
-			return float64(m.Replaces) + 0.5
+		if m.Summary && m.Before > 0 {
+			return float64(m.Before) - 0.5
 		}
 		return float64(m.Seq)
 	}

@@ -50,7 +50,7 @@ var migrations = []string{
 		partial      INTEGER NOT NULL DEFAULT 0,
 		compacted    INTEGER NOT NULL DEFAULT 0,
 		summary      INTEGER NOT NULL DEFAULT 0,
-		replaces     INTEGER NOT NULL DEFAULT 0,
+		before_seq   INTEGER NOT NULL DEFAULT 0,
 		created_at   INTEGER NOT NULL,
 		PRIMARY KEY (session_id, seq)
 	) WITHOUT ROWID;
@@ -364,7 +364,7 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 	if _, err := s.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, replaces, created_at
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, before_seq, created_at
 		FROM messages WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, errSession("read", id, s.fileError(err))
@@ -375,7 +375,7 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 		var m Message
 		var role, calls, images string
 		var created int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &m.Replaces, &created); err != nil {
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &m.Before, &created); err != nil {
 			return nil, errSession("read", id, err)
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
@@ -394,32 +394,35 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// Compact replaces messages up to seq with a summary.
-func (s *SQLite) Compact(ctx context.Context, id string, upToSeq int, summary Message) error {
+// Compact marks the given messages compacted and adds their summary.
+func (s *SQLite) Compact(ctx context.Context, id string, seqs []int, before int, summary Message) (Message, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return errSession("compact", id, s.fileError(err))
+		return Message{}, errSession("compact", id, s.fileError(err))
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq <= ?", id, upToSeq); err != nil {
-		return errSession("compact", id, err)
+	for _, q := range seqs {
+		if _, err := tx.ExecContext(ctx, "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq = ?", id, q); err != nil {
+			return Message{}, errSession("compact", id, err)
+		}
 	}
 	var seq int
 	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = ?", id).Scan(&seq); err != nil {
-		return errSession("compact", id, err)
+		return Message{}, errSession("compact", id, err)
 	}
 	if summary.Tokens == 0 {
 		summary.Tokens = MessageTokens(summary.Message)
 	}
 	t := now()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, tokens, summary, replaces, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
-		id, seq+1, string(summary.Role), summary.Content, summary.Tokens, upToSeq, t); err != nil {
-		return errSession("compact", id, err)
+	summary.Seq, summary.Summary, summary.Before, summary.CreatedAt = seq+1, true, before, fromMillis(t)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, tokens, summary, before_seq, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
+		id, summary.Seq, string(summary.Role), summary.Content, summary.Tokens, before, t); err != nil {
+		return Message{}, errSession("compact", id, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return errSession("compact", id, s.fileError(err))
+		return Message{}, errSession("compact", id, s.fileError(err))
 	}
-	return nil
+	return summary, nil
 }
 
 // RecordUsage stores one model call's token counts.

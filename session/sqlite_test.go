@@ -133,7 +133,7 @@ func TestCompactAndHistory(t *testing.T) {
 	s := open(t)
 	s.Create(ctx, &Session{ID: "s1"})
 	s.Append(ctx, "s1", msg(llm.RoleUser, "one"), msg(llm.RoleAssistant, "two"), msg(llm.RoleUser, "three"))
-	if err := s.Compact(ctx, "s1", 2, msg(llm.RoleUser, "Summary: one and two")); err != nil {
+	if _, err := s.Compact(ctx, "s1", []int{1, 2}, 3, msg(llm.RoleUser, "Summary: one and two")); err != nil {
 		t.Fatal(err)
 	}
 	s.Append(ctx, "s1", msg(llm.RoleAssistant, "four"))
@@ -146,7 +146,7 @@ func TestCompactAndHistory(t *testing.T) {
 	if strings.Join(got, "|") != "Summary: one and two|three|four" {
 		t.Errorf("history %v", got)
 	}
-	if len(all) != 5 || !all[0].Compacted || !all[3].Summary || all[3].Replaces != 2 {
+	if len(all) != 5 || !all[0].Compacted || !all[3].Summary || all[3].Before != 3 {
 		t.Errorf("stored %+v", all)
 	}
 }
