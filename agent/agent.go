@@ -112,6 +112,8 @@ type run struct {
 	// msgs is the conversation as the model sees it.
 	msgs      []llm.Message
 	approvals *Approvals
+	// countedMsgs is how many of msgs the last model call's usage counted.
+	countedMsgs int
 	// repeats tracks the last call signature and how often it came in a row.
 	lastSig     string
 	sameCount   int
@@ -209,6 +211,11 @@ func (r *run) maybeCompress() {
 	}
 	fixed := EstimateTokens([]llm.Message{{Content: a.System}}, specs)
 	used := fixed + EstimateTokens(r.msgs, nil)
+	if r.res.LastInputTokens > 0 && r.countedMsgs <= len(r.msgs) {
+		// The server counted the prompt of the last call exactly: trust
+		// that, plus an estimate of what was added since.
+		used = max(used, r.res.LastInputTokens+EstimateTokens(r.msgs[r.countedMsgs:], nil))
+	}
 	if float64(used) < at*float64(a.ContextLength) {
 		return
 	}
@@ -225,6 +232,48 @@ func (r *run) maybeCompress() {
 	r.emit(Event{Type: EventCompressed, Text: summary.Content})
 }
 
+// noReply stands between two user messages in what is sent, for chat
+// templates that require user and assistant turns to alternate (Mistral's,
+// with llama.cpp --jinja or vLLM): a turn that failed before any answer, or a
+// summary followed by the next request, would otherwise put two together.
+const noReply = "(no reply)"
+
+// alternate returns msgs with an assistant placeholder between consecutive
+// user messages.
+func alternate(msgs []llm.Message) []llm.Message {
+	needs := false
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == llm.RoleUser && msgs[i-1].Role == llm.RoleUser {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return msgs
+	}
+	out := make([]llm.Message, 0, len(msgs)+2)
+	for i, m := range msgs {
+		if i > 0 && m.Role == llm.RoleUser && msgs[i-1].Role == llm.RoleUser {
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: noReply})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// ErrorCode is the code an error event carries for err.
+func ErrorCode(err error) string {
+	var le *llm.Error
+	var te *turnError
+	switch {
+	case errors.As(err, &le):
+		return "provider_" + string(le.Code)
+	case errors.As(err, &te):
+		return te.code
+	}
+	return "agent_error"
+}
+
 func toolMessage(tc llm.ToolCall, content string) llm.Message {
 	return llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: content}
 }
@@ -237,16 +286,7 @@ func (r *run) fail(err error) {
 		return
 	}
 	r.res.Reason, r.res.Err = DoneError, err
-	ev := Event{Type: EventError, Error: err.Error(), Code: "agent_error"}
-	var le *llm.Error
-	var te *turnError
-	switch {
-	case errors.As(err, &le):
-		ev.Code, ev.Retryable = "provider_"+string(le.Code), le.Retryable
-	case errors.As(err, &te):
-		ev.Code = te.code
-	}
-	r.emit(ev)
+	r.emit(Event{Type: EventError, Error: err.Error(), Code: ErrorCode(err), Retryable: llm.IsRetryable(err)})
 }
 
 // turnError ends a turn for a reason of the agent's own.
@@ -264,7 +304,7 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 	if a.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
 	}
-	req.Messages = append(req.Messages, msgs...)
+	req.Messages = append(req.Messages, alternate(msgs)...)
 	if a.Tools != nil {
 		req.Tools = a.Tools.Specs()
 	}
@@ -305,6 +345,7 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 			r.res.Usage.InputTokens += u.InputTokens
 			r.res.Usage.OutputTokens += u.OutputTokens
 			r.res.LastInputTokens = u.InputTokens
+			r.countedMsgs = len(msgs)
 			r.emit(Event{Type: EventUsage, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
 		case llm.EventDone:
 			if ev.Done.PromptTruncated {
@@ -323,8 +364,11 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 		return &llm.Message{Role: llm.RoleAssistant}, nil
 	}
 	if err != nil {
-		// A call cut off mid-stream never reached us: only complete calls
-		// are kept, and they will not run.
+		// The reply failed: its calls will not run. Each announced call
+		// gets its result event, so that no UI waits for it.
+		for _, tc := range calls {
+			r.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Name, Error: "not run: the model's reply failed"})
+		}
 		calls = nil
 	}
 	return &llm.Message{Role: llm.RoleAssistant, Content: text.String(), Thinking: thinking.String(), ToolCalls: calls}, err

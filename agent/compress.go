@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hearth-agent/hearth/llm"
 )
@@ -80,9 +81,16 @@ func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (sum
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
 	}
 	// The model sees the old turns as plain text: tool calls rendered, no
-	// tools offered (so it cannot call one), no reasoning.
+	// tools offered (so it cannot call one), no reasoning. The text is cut
+	// to fit well inside the window: each message keeps its start and end.
+	budget := 1 << 30
+	if a.ContextLength > 0 {
+		budget = a.ContextLength * 4 * 6 / 10 // bytes: 60 % of the window
+	}
+	per := budget / max(cut, 1)
 	var b strings.Builder
 	for _, m := range msgs[:cut] {
+		m.Content = clipMiddle(m.Content, max(per, 200))
 		switch m.Role {
 		case llm.RoleUser:
 			fmt.Fprintf(&b, "User: %s\n\n", m.Content)
@@ -94,7 +102,7 @@ func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (sum
 				fmt.Fprintf(&b, "Assistant called %s(%s)\n\n", tc.Name, tc.Args)
 			}
 		case llm.RoleTool:
-			fmt.Fprintf(&b, "Result of %s: %s\n\n", m.ToolName, clip(m.Content, 2000))
+			fmt.Fprintf(&b, "Result of %s: %s\n\n", m.ToolName, clipMiddle(m.Content, min(2000, max(per, 200))))
 		case llm.RoleSystem:
 			fmt.Fprintf(&b, "Note: %s\n\n", m.Content)
 		}
@@ -112,9 +120,17 @@ func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (sum
 	return llm.Message{Role: llm.RoleUser, Content: SummaryPrefix + text}, cut, nil
 }
 
-func clip(s string, n int) string {
+// clipMiddle keeps the first and last parts of s within n bytes.
+func clipMiddle(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + " …"
+	head, tail := n/2, len(s)-n/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "\n[… " + fmt.Sprint(tail-head) + " bytes left out …]\n" + s[tail:]
 }

@@ -82,7 +82,11 @@ func TestRunCrossesTheCompressionThreshold(t *testing.T) {
 				t.Errorf("summary request: %+v", sum)
 			}
 			first := chat.Messages[0]["content"].(string)
-			if !strings.HasPrefix(first, SummaryPrefix+"- the user asked") || len(chat.Messages) != len(history)-compacted+1 {
+			want := len(history) - compacted + 1
+			if history[compacted].Role == llm.RoleUser {
+				want++ // the "(no reply)" between the summary and the next request
+			}
+			if !strings.HasPrefix(first, SummaryPrefix+"- the user asked") || len(chat.Messages) != want {
 				t.Errorf("chat after compression starts %q with %d messages (cut %d)", first, len(chat.Messages), compacted)
 			}
 			if last := chat.Messages[len(chat.Messages)-1]["content"]; last != "and now?" {
@@ -101,5 +105,37 @@ func TestOnMessageSeesPartialReplies(t *testing.T) {
 	a.Run(context.Background(), user("go"), func(Event) {})
 	if len(partial) != 1 || !partial[0] {
 		t.Errorf("%v", partial)
+	}
+}
+
+func TestAlternate(t *testing.T) {
+	u := func(s string) llm.Message { return llm.Message{Role: llm.RoleUser, Content: s} }
+	a := func(s string) llm.Message { return llm.Message{Role: llm.RoleAssistant, Content: s} }
+	got := alternate([]llm.Message{u("failed turn"), u("summary"), u("next"), a("ok"), u("last")})
+	var roles []string
+	for _, m := range got {
+		roles = append(roles, string(m.Role)[:1])
+	}
+	if strings.Join(roles, "") != "uauauau" || got[1].Content != noReply {
+		t.Errorf("%v", roles)
+	}
+	in := []llm.Message{u("a"), a("b")}
+	if out := alternate(in); &out[0] != &in[0] {
+		t.Error("alternating input was copied")
+	}
+}
+
+func TestSummaryRequestFitsTheWindow(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Enqueue("/api/chat", llmtest.OllamaWhole("m", llmtest.Text("- short")))
+	huge := strings.Repeat("log line that goes on ", 20000) // ~110k tokens
+	a := &Agent{Provider: wires[0].new(srv), Model: "m", ContextLength: 4096}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: huge}, {Role: llm.RoleAssistant, Content: "ok"}, {Role: llm.RoleUser, Content: "next"}}
+	if _, _, err := a.Compress(context.Background(), msgs, 100); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.RequestsTo("/api/chat")[0].Body
+	if tokens := len(body) / 4; tokens > 4096 {
+		t.Errorf("the summary request is ~%d tokens for a 4096-token window", tokens)
 	}
 }
