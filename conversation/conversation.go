@@ -108,10 +108,11 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	history = append(history, prompt)
 	seqs = append(seqs, saved[0].Seq)
 	if t.Context != "" {
-		// Shown to the model just before the prompt; never stored.
-		ctxMsg := llm.Message{Role: llm.RoleUser, Content: "Context for this request (not part of the conversation):\n" + t.Context}
-		history = append(history[:len(history)-1], ctxMsg, prompt)
-		seqs = append(seqs[:len(seqs)-1], 0, saved[0].Seq)
+		// Shown to the model with the prompt, in the same message; never
+		// stored.
+		withCtx := prompt
+		withCtx.Content = "Context for this request (not part of the conversation):\n" + t.Context + "\n\n" + prompt.Content
+		history[len(history)-1] = withCtx
 	}
 
 	emit(agent.Event{Type: agent.EventSession, SessionID: out.SessionID, Provider: providerKind(t.Agent), Model: t.Agent.Model})
@@ -205,8 +206,10 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 
 	if sess.Title == "" && res.Text != "" {
 		title := ""
-		if t.Titles {
-			tctx, cancel := context.WithTimeout(wctx, 20*time.Second)
+		// Asking the model for a title is worth it only after a good turn,
+		// and must not hold up a cancel or a time limit.
+		if t.Titles && res.Reason == agent.DoneStop && ctx.Err() == nil {
+			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			title = makeTitle(tctx, &a, prompt.Content, res.Text)
 			cancel()
 		}

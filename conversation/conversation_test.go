@@ -186,7 +186,7 @@ func TestTitlesAndContext(t *testing.T) {
 		Messages []map[string]any `json:"messages"`
 	}
 	f.srv.RequestsTo("/api/chat")[0].JSON(t, &body)
-	if len(body.Messages) != 2 || !strings.Contains(body.Messages[0]["content"].(string), "france.md") {
+	if len(body.Messages) != 1 || !strings.Contains(body.Messages[0]["content"].(string), "france.md") || !strings.HasSuffix(body.Messages[0]["content"].(string), "capital?") {
 		t.Errorf("context not sent: %+v", body.Messages)
 	}
 	msgs, _ := f.store.Messages(context.Background(), "s1")
@@ -274,6 +274,13 @@ func TestSecondCompressionKeepsWhatIsKept(t *testing.T) {
 		Messages []llm.Message `json:"messages"`
 	}
 	reqs[len(reqs)-1].JSON(t, &body)
+	sent := body.Messages[:0]
+	for _, m := range body.Messages {
+		if m.Content != "(no reply)" { // added for alternation, never stored
+			sent = append(sent, m)
+		}
+	}
+	body.Messages = sent
 	if len(h) != len(body.Messages)+1 {
 		t.Fatalf("saved history has %d messages, the model saw %d (+1 answer): %v", len(h), len(body.Messages), got)
 	}
