@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -71,24 +70,19 @@ func (e *env) load(path string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	f, err := os.Open(p)
+	f, fi, err := openRegular(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return "", nil, fmt.Errorf("%s does not exist: use list_directory or glob to find the right path", path)
+		case errors.Is(err, errIsDir):
+			return "", nil, fmt.Errorf("%s is a directory: use list_directory", path)
+		case fi != nil:
+			return "", nil, fmt.Errorf("%s is not a regular file", path)
 		}
 		return "", nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", nil, err
-	}
-	if fi.IsDir() {
-		return "", nil, fmt.Errorf("%s is a directory: use list_directory", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	if fi.Size() > e.lim.MaxFileSize {
 		return "", nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit: use grep_search to find what you need in it", path, fi.Size(), e.lim.MaxFileSize)
 	}

@@ -416,7 +416,7 @@ func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, i
 // readInto reads a whole file into buf (grown as needed), refusing files
 // over max bytes.
 func readInto(path string, buf []byte, max int64) ([]byte, []byte, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, buf, err
 	}
