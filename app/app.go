@@ -99,9 +99,15 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 		ws = wd
 	}
+	if err := checkWorkspace(ws, o.Getenv); err != nil {
+		return nil, ConfigError{err}
+	}
 	cfg, err := config.Load(o.Paths, ws)
 	if err != nil {
 		return nil, ConfigError{err}
+	}
+	for _, w := range cfg.Warnings {
+		o.Log.Warn(w)
 	}
 	a := &App{Config: cfg}
 
@@ -160,6 +166,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if a.Tools, err = builtin.New(bo); err != nil {
 		return nil, err
 	}
+	if st := a.Tools.Sandbox(); !st.Active && mayRunShell(prof.Tools) {
+		o.Log.Warn("shell commands are not confined on this system: only Hearth's own checks stand between a command and your files", "note", st.Note)
+	}
 	all, err := a.Tools.Registry()
 	if err != nil {
 		a.Close()
@@ -175,7 +184,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if system == "" {
 		system = agent.DefaultSystemPrompt(a.Workspace.Root(), time.Now())
 	}
-	system += ProjectContext(a.Workspace.Root())
+	system += ProjectContext(a.Workspace)
 	a.Agent = &agent.Agent{
 		Provider: a.Provider, Model: pc.Model, System: system, Tools: reg, Mode: mode,
 		MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think), Logger: o.Log, Approvals: &agent.Approvals{},
@@ -286,6 +295,8 @@ func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config,
 			base.APIKey = e.APIKey
 		case e.APIKeyEnv != "":
 			base.APIKey = o.Getenv(e.APIKeyEnv)
+		case e.FromProject:
+			// A provider a repository defined gets no stored key.
 		default:
 			sec := config.NewSecrets(o.Paths, o.Log)
 			if o.Getenv("HEARTH_NO_KEYRING") != "" {
@@ -334,6 +345,33 @@ func thinkOf(s string) *llm.Think {
 	return nil
 }
 
+// checkWorkspace refuses a workspace that is the filesystem root, the home
+// directory, or a parent of it: tools may delete and overwrite anything in
+// the workspace, which there would mean the user's whole account.
+func checkWorkspace(ws string, getenv func(string) string) error {
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	switch {
+	case abs == string(filepath.Separator):
+		return fmt.Errorf("the workspace would be the filesystem root: run Hearth in a project directory, or choose one with --workspace")
+	case home != "" && (abs == home || strings.HasPrefix(home, abs+string(filepath.Separator))):
+		return fmt.Errorf("the workspace would be your home directory (%s), where tools could change everything you own: run Hearth in a project directory, or choose one with --workspace", abs)
+	}
+	return nil
+}
+
 // contextFiles are the project notes added to the system prompt.
 var contextFiles = []string{"HEARTH.md", "AGENTS.md"}
 
@@ -341,11 +379,20 @@ var contextFiles = []string{"HEARTH.md", "AGENTS.md"}
 const maxContextFile = 16 << 10
 
 // ProjectContext returns the workspace's HEARTH.md and AGENTS.md, formatted
-// for the end of the system prompt ("" when there are none).
-func ProjectContext(root string) string {
+// for the end of the system prompt ("" when there are none). They are read
+// through the workspace's rules: a symlink out of it is not followed.
+func ProjectContext(ws *sandbox.Workspace) string {
 	var b strings.Builder
 	for _, name := range contextFiles {
-		data, err := os.ReadFile(filepath.Join(root, name))
+		p, err := ws.Resolve(name, sandbox.Read)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4*maxContextFile {
+			continue
+		}
+		data, err := os.ReadFile(p)
 		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
 			continue
 		}
@@ -356,4 +403,14 @@ func ProjectContext(root string) string {
 		fmt.Fprintf(&b, "\n\nProject notes from %s:\n%s", name, strings.TrimSpace(text))
 	}
 	return b.String()
+}
+
+// mayRunShell reports whether a profile's tools may include the shell.
+func mayRunShell(patterns []string) bool {
+	for _, p := range patterns {
+		if p == "*" || strings.HasPrefix(p, "run_shell") {
+			return true
+		}
+	}
+	return false
 }

@@ -142,3 +142,33 @@ func errorsAs(err error, target *ConfigError) bool {
 	}
 	return ok
 }
+
+func TestWorkspaceMayNotBeHomeOrRoot(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	get := func(k string) string { return env[k] }
+	for _, ws := range []string{"/", home, filepath.Dir(home)} {
+		if err := checkWorkspace(ws, get); err == nil {
+			t.Errorf("workspace %s accepted", ws)
+		}
+	}
+	os.MkdirAll(filepath.Join(home, "src", "proj"), 0o755)
+	if err := checkWorkspace(filepath.Join(home, "src", "proj"), get); err != nil {
+		t.Errorf("a project under home refused: %v", err)
+	}
+}
+
+func TestProjectNotesStayInTheWorkspace(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "id_rsa")
+	os.WriteFile(outside, []byte("PRIVATE KEY"), 0o600)
+	o, ws := setup(t, "", "", map[string]string{"AGENTS.md": "Use tabs."})
+	os.Symlink(outside, filepath.Join(ws, "HEARTH.md"))
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if strings.Contains(a.Agent.System, "PRIVATE KEY") || !strings.Contains(a.Agent.System, "Use tabs.") {
+		t.Errorf("system prompt: %q", a.Agent.System[len(a.Agent.System)-100:])
+	}
+}

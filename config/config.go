@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,6 +35,8 @@ type Config struct {
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
+	// Warnings lists project settings that were ignored, and why.
+	Warnings []string `toml:"-"`
 }
 
 // Provider is a named model server.
@@ -54,6 +57,9 @@ type Provider struct {
 	ImplicitThink bool `toml:"implicit_think"`
 	// Models holds what OpenAI-compatible servers do not say themselves.
 	Models map[string]Model `toml:"models"`
+	// FromProject is set when the provider comes from a workspace's config
+	// file: it never gets keys from the keychain.
+	FromProject bool `toml:"-"`
 }
 
 // Model describes one model of an OpenAI-compatible server.
@@ -165,13 +171,16 @@ func Load(paths Paths, workspace string) (*Config, error) {
 	if workspace != "" {
 		files = append(files, ProjectFile(workspace))
 	}
-	for _, f := range files {
+	for i, f := range files {
 		fc, err := ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if i > 0 {
+			c.Warnings = append(c.Warnings, restrictProject(fc, c, f)...)
 		}
 		c.merge(fc)
 		c.Files = append(c.Files, f)
@@ -212,6 +221,79 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &c, nil
+}
+
+// restrictProject removes from a workspace's config (which comes with the
+// code: a cloned repository can ship one, and a model's edit could write one)
+// what would let it act with the user's authority: looser approvals,
+// redirecting a provider the user defined (and so its stored key), reading
+// secrets from the environment, sending the code to a remote server, and
+// starting commands as MCP servers. It returns a warning for each removal.
+func restrictProject(p, user *Config, file string) []string {
+	var warn []string
+	note := func(format string, args ...any) {
+		warn = append(warn, fmt.Sprintf("%s: ", file)+fmt.Sprintf(format, args...))
+	}
+	for name, prof := range p.Profiles {
+		switch prof.ApprovalMode {
+		case "auto_edit", "auto-edit", "yolo":
+			note("profile %q: approval_mode %q ignored: a project may tighten approvals, not loosen them (set it in your own config, or pass --approval-mode)", name, prof.ApprovalMode)
+			prof.ApprovalMode = ""
+			if up, ok := user.Profiles[name]; ok {
+				prof.ApprovalMode = up.ApprovalMode
+			}
+			p.Profiles[name] = prof
+		}
+	}
+	for name, pr := range p.Providers {
+		if _, ok := user.Providers[name]; ok {
+			note("provider %q is defined in your own config: the project's settings for it are ignored", name)
+			delete(p.Providers, name)
+			continue
+		}
+		if pr.APIKeyEnv != "" || pr.APIKey != "" {
+			note("provider %q: api_key and api_key_env ignored in a project config (keys stay in your own config or the keychain)", name)
+			pr.APIKeyEnv, pr.APIKey = "", ""
+		}
+		if pr.BaseURL != "" && !isLoopback(pr.BaseURL) {
+			note("provider %q ignored: a project config may only name servers on this machine, not %s (define it in your own config)", name, pr.BaseURL)
+			delete(p.Providers, name)
+			continue
+		}
+		pr.FromProject = true
+		p.Providers[name] = pr
+	}
+	if p.DefaultProvider != "" {
+		if _, ok := p.Providers[p.DefaultProvider]; !ok {
+			if _, ok := user.Providers[p.DefaultProvider]; !ok {
+				note("default_provider %q ignored: no such provider", p.DefaultProvider)
+				p.DefaultProvider = ""
+			}
+		}
+	}
+	for name := range p.MCPServers {
+		note("mcp server %q ignored: a project config cannot start programs (add it to your own config with `hearth mcp add`)", name)
+	}
+	p.MCPServers = nil
+	return warn
+}
+
+// isLoopback reports whether a server address names this machine.
+func isLoopback(raw string) bool {
+	s := raw
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	switch h := u.Hostname(); h {
+	case "localhost", "127.0.0.1", "::1", "":
+		return true
+	default:
+		return strings.HasPrefix(h, "127.")
+	}
 }
 
 // merge lays o over c: o's set values win, maps merge by name.
