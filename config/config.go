@@ -136,6 +136,14 @@ func DefaultPaths(getenv func(string) string) (Paths, error) {
 	}
 	home := getenv("HOME")
 	cfg, data := getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME")
+	// The XDG spec: a relative path in these variables is invalid and is
+	// ignored.
+	if !filepath.IsAbs(cfg) {
+		cfg = ""
+	}
+	if !filepath.IsAbs(data) {
+		data = ""
+	}
 	if (cfg == "" || data == "") && home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {

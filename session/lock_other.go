@@ -15,3 +15,6 @@ func (s *SQLite) Lock(ctx context.Context, id string) (func(), error) {
 	}
 	return func() { s.locks.Delete(id) }, nil
 }
+
+// RemoveLock does nothing: no lock files are used here.
+func (s *SQLite) RemoveLock(id string) {}

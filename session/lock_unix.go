@@ -71,3 +71,8 @@ func lockName(id string) string {
 		return '_'
 	}, id)
 }
+
+// RemoveLock deletes the lock file of a session that is gone.
+func (s *SQLite) RemoveLock(id string) {
+	os.Remove(filepath.Join(filepath.Dir(s.path), "locks", lockName(id)+".lock"))
+}

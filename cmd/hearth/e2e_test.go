@@ -343,3 +343,88 @@ func TestE2ECompression(t *testing.T) {
 		t.Errorf("%d messages compacted in the store", compacted)
 	}
 }
+
+func TestE2EJSONFailures(t *testing.T) {
+	e := newE2E(t)
+	// A usage error in json mode still prints JSON on stdout.
+	code, out, _ := e.run("", "run", "--output-format", "json", "--max-turns", "many", "hi")
+	var j jsonResult
+	if code != 2 || json.Unmarshal([]byte(out), &j) != nil || j.Error == nil || j.Error.Code != "usage" {
+		t.Errorf("usage: %d %q", code, out)
+	}
+	// The turn limit is an error in the JSON as well as in the exit code.
+	e.srv.Always("/api/chat", llmtest.OllamaStream("m", llmtest.Call("list_directory", `{}`)))
+	code, out, _ = e.run("", "run", "--output-format", "json", "--max-turns", "1", "look")
+	j = jsonResult{}
+	if code != 1 || json.Unmarshal([]byte(out), &j) != nil || j.Error == nil || j.Error.Code != "max_turns" {
+		t.Errorf("max turns: %d %q", code, out)
+	}
+	// HEARTH_MAX_TURNS is the flag's default.
+	cmd := e.cmd(context.Background(), "", "run", "--output-format", "stream-json", "look")
+	cmd.Env = append(cmd.Env, "HEARTH_MAX_TURNS=1")
+	b, _ := cmd.Output()
+	if !strings.Contains(string(b), `"reason":"max_turns"`) {
+		t.Errorf("HEARTH_MAX_TURNS: %s", b)
+	}
+	if code, _, errOut := e.run("", "run", "--context", "a", "--session", "b", "hi"); code != 2 || !strings.Contains(errOut, "disagree") {
+		t.Errorf("--context/--session: %d %q", code, errOut)
+	}
+}
+
+func TestE2EBusySessionInStreamJSON(t *testing.T) {
+	e := newE2E(t)
+	st := e.store()
+	st.LockTimeout = time.Second
+	unlock, err := st.Lock(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	code, out, _ := e.run("", "run", "--context", "s1", "--output-format", "stream-json", "hi")
+	if code != 1 || !strings.Contains(out, `"type":"error","code":"session_busy"`) || !strings.Contains(out, `"type":"done","reason":"error"`) {
+		t.Errorf("%d %q", code, out)
+	}
+}
+
+func TestE2ESilentPipeDoesNotHang(t *testing.T) {
+	e := newE2E(t)
+	e.srv.Always("/api/chat", llmtest.OllamaStream("m", llmtest.Text("ok"), llmtest.Usage(1600, 1)))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.cmd(ctx, "", "run", "hi")
+	w, _ := cmd.StdinPipe() // open, never written, never closed
+	defer w.Close()
+	out, err := cmd.Output()
+	if err != nil || string(out) != "ok\n" {
+		t.Errorf("%q %v", out, err)
+	}
+}
+
+func TestE2ESigtermExits143(t *testing.T) {
+	e := newE2E(t)
+	sc := llmtest.OllamaStream("m", llmtest.Text("partial"))
+	sc.Chunks = sc.Chunks[:1]
+	sc.Hang = true
+	e.srv.Enqueue("/api/chat", sc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := e.cmd(ctx, "", "run", "--context", "s1", "go")
+	cmd.Start()
+	waitUntil(t, func() bool { return len(e.srv.RequestsTo("/api/chat")) > 0 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestE2ENoStoreOnAFreshMachine(t *testing.T) {
+	e := newE2E(t)
+	code, out, errOut := e.run("", "sessions", "list")
+	if code != 0 || out != "" || !strings.Contains(errOut, "No sessions yet") {
+		t.Errorf("%d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "hearth.db")); err == nil {
+		t.Error("listing sessions created a database")
+	}
+}

@@ -7,7 +7,7 @@
 //	0   success
 //	1   the work failed (the server is unreachable, the model is missing, …)
 //	2   bad usage or configuration
-//	130 interrupted (Ctrl-C)
+//	130 interrupted (Ctrl-C); 143 terminated (SIGTERM)
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,16 +40,41 @@ const (
 	exitFailed      = 1
 	exitUsage       = 2
 	exitInterrupted = 130
+	exitTerminated  = 143
 )
 
 func main() {
 	// When started as the confinement launcher of a shell command, this
 	// applies the sandbox and becomes the command; it never returns.
 	sandbox.MaybeRunLauncher()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, sig := interrupts()
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
-	stop()
+	if code == exitInterrupted && sig() == syscall.SIGTERM {
+		code = exitTerminated
+	}
 	os.Exit(code)
+}
+
+// interrupts returns a context cancelled by the first SIGINT or SIGTERM
+// (the turn stops cleanly and keeps what happened) and a function naming
+// the signal. A second Ctrl-C exits at once, whatever is still running.
+func interrupts() (context.Context, func() os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value
+	go func() {
+		first := <-ch
+		got.Store(first)
+		cancel()
+		<-ch
+		fmt.Fprintln(os.Stderr, "hearth: interrupted twice, exiting now")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() os.Signal {
+		s, _ := got.Load().(os.Signal)
+		return s
+	}
 }
 
 // stdio is the command's standard streams.
@@ -69,7 +95,10 @@ type app struct {
 	io     stdio
 	getenv func(string) string
 	// isTTY reports whether a stream is a terminal (replaced in tests).
-	isTTY     func(io.Writer) bool
+	isTTY func(io.Writer) bool
+	// isTTYIn reports whether standard input is a terminal (nil: ask the
+	// system).
+	isTTYIn   func(io.Reader) bool
 	flags     providers.Config
 	verbose   bool
 	workspace string
@@ -77,6 +106,8 @@ type app struct {
 	// -p on the root command, with the run flags
 	prompt  string
 	rootRun runFlags
+	// the terminal UI's flags
+	tui tuiFlags
 }
 
 // run executes the command line args and returns the exit code.
@@ -117,6 +148,10 @@ server, Ollama's /v1).
 
 Which server and model to use comes from flags, then the environment:
   HEARTH_PROVIDER, HEARTH_BASE_URL, HEARTH_MODEL, HEARTH_API_KEY
+  HEARTH_PROFILE, HEARTH_WORKSPACE, HEARTH_APPROVAL_MODE, HEARTH_MAX_TURNS,
+  HEARTH_TIMEOUT        the flags of the same names
+  HEARTH_HOME           one directory for config, sessions and keys
+  HEARTH_NO_KEYRING     keep API keys in a 0600 file, not the keychain
   HEARTH_NUM_CTX        context window to ask Ollama for (tokens)
   HEARTH_IDLE_TIMEOUT   end a stream silent this long (default 2m; 10m with tools)
   HEARTH_IMPLICIT_THINK the model's template opens <think> itself (Qwen3
@@ -125,8 +160,14 @@ Which server and model to use comes from flags, then the environment:
   OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai
   NO_COLOR              no colours
 
+With no prompt on a terminal, hearth opens the terminal UI: an interactive
+chat (--session ID continues a stored one). With -p or a subcommand it runs
+headless.
+
 Start with 'hearth doctor' to check that your server and model are ready.`,
-		Example: `  hearth doctor --model qwen3:4b
+		Example: `  hearth -m qwen3:4b                      (the terminal UI)
+  hearth --session s-7kq2m9xwa3           (continue a session in the terminal UI)
+  hearth doctor --model qwen3:4b
   hearth run -m qwen3:4b "what does main.go do?"
   hearth -p "summarise README.md" --output-format json
   hearth sessions list
@@ -138,6 +179,9 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.prompt != "" {
 				return a.runTurn(cmd.Context(), a.prompt, a.rootRun)
+			}
+			if a.wantsTUI() {
+				return a.runTUI(cmd.Context())
 			}
 			return cmd.Help()
 		},
@@ -153,10 +197,11 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show reasoning, tool activity and requests on stderr")
-	pf.StringVarP(&a.workspace, "workspace", "w", "", "project directory the tools may touch (default: the current directory)")
-	pf.StringVar(&a.profile, "profile", "", "configured profile to run with (tools, approval mode, prompt, model)")
+	pf.StringVarP(&a.workspace, "workspace", "w", a.getenv("HEARTH_WORKSPACE"), "project directory the tools may touch (env HEARTH_WORKSPACE; default: the current directory)")
+	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run this prompt headless and exit (as `hearth run`)")
-	addRunFlags(root, &a.rootRun)
+	a.addRunFlags(root, &a.rootRun)
+	a.addTUIFlags(root)
 	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand())
 	return root
 }

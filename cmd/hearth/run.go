@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,11 +26,13 @@ const maxStdin = 8 << 20
 
 // runFlags are the options of one headless turn.
 type runFlags struct {
-	session      string
-	format       string
-	approvalMode string
-	maxTurns     int
-	timeout      time.Duration
+	session, alias string
+	format         string
+	approvalMode   string
+	maxTurnsRaw    string
+	timeoutRaw     string
+	maxTurns       int
+	timeout        time.Duration
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -65,18 +68,44 @@ limit), 2 bad usage or configuration, 130 interrupted.`,
 			return a.runTurn(cmd.Context(), strings.Join(args, " "), f)
 		},
 	}
-	addRunFlags(cmd, &f)
+	a.addRunFlags(cmd, &f)
 	return cmd
 }
 
-func addRunFlags(cmd *cobra.Command, f *runFlags) {
+func (a *app) addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.session, "context", "", "session id to continue (created if new)")
-	fl.StringVar(&f.session, "session", "", "same as --context")
+	fl.StringVar(&f.alias, "session", "", "same as --context")
 	fl.StringVarP(&f.format, "output-format", "o", "text", "text, json or stream-json")
-	fl.StringVar(&f.approvalMode, "approval-mode", "", "default, auto_edit, yolo or plan (default: the profile's)")
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls in the turn (default 40)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long (e.g. 10m)")
+	fl.StringVar(&f.approvalMode, "approval-mode", a.getenv("HEARTH_APPROVAL_MODE"), "default, auto_edit, yolo or plan (env HEARTH_APPROVAL_MODE; default: the profile's)")
+	fl.StringVar(&f.maxTurnsRaw, "max-turns", a.getenv("HEARTH_MAX_TURNS"), "most model calls in the turn (env HEARTH_MAX_TURNS; default 40)")
+	fl.StringVar(&f.timeoutRaw, "timeout", a.getenv("HEARTH_TIMEOUT"), "give up after this long, e.g. 10m (env HEARTH_TIMEOUT)")
+}
+
+// parse checks the flags that arrive as text (they may come from the
+// environment) and the --context/--session pair.
+func (f *runFlags) parse() error {
+	if f.alias != "" {
+		if f.session != "" && f.session != f.alias {
+			return usageError{fmt.Errorf("--context %q and --session %q disagree: give one", f.session, f.alias)}
+		}
+		f.session = f.alias
+	}
+	if f.maxTurnsRaw != "" {
+		n, err := strconv.Atoi(f.maxTurnsRaw)
+		if err != nil || n < 0 {
+			return usageError{fmt.Errorf("--max-turns %q: want a positive number", f.maxTurnsRaw)}
+		}
+		f.maxTurns = n
+	}
+	if f.timeoutRaw != "" {
+		d, err := time.ParseDuration(f.timeoutRaw)
+		if err != nil || d < 0 {
+			return usageError{fmt.Errorf("--timeout %q: want a duration such as 10m", f.timeoutRaw)}
+		}
+		f.timeout = d
+	}
+	return nil
 }
 
 // runTurn runs one headless turn and maps its outcome to an exit code.
@@ -86,6 +115,48 @@ func (a *app) runTurn(ctx context.Context, prompt string, f runFlags) error {
 	default:
 		return usageError{fmt.Errorf("--output-format %q: use text, json or stream-json", f.format)}
 	}
+	err := a.turn(ctx, prompt, f)
+	if err != nil && f.format != "text" && !errors.Is(err, errPrinted) {
+		// Scripts reading JSON get the failure in JSON too.
+		printJSONError(a.io.out, f.format, err)
+	}
+	if errors.Is(err, errPrinted) {
+		return errSilent{err}
+	}
+	return err
+}
+
+// errPrinted marks an error the output already reported.
+var errPrinted = errors.New("reported")
+
+// printJSONError writes a failure that happened outside the agent's turn
+// (bad configuration, a busy session) in the chosen JSON format.
+func printJSONError(w io.Writer, format string, err error) {
+	code := "agent_error"
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		code = "usage"
+	case errors.Is(err, session.ErrBusy):
+		code = "session_busy"
+	case llm.CodeOf(err) != "":
+		code = "provider_" + string(llm.CodeOf(err))
+	}
+	if format == "stream-json" {
+		for _, ev := range []agent.Event{{Type: agent.EventError, Code: code, Error: err.Error()}, {Type: agent.EventDone, DoneReason: agent.DoneError}} {
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "%s\n", b)
+		}
+		return
+	}
+	b, _ := json.MarshalIndent(jsonResult{Reason: string(agent.DoneError), ToolCalls: []jsonCall{}, Error: &jsonErrorInfo{Code: code, Message: err.Error()}}, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
+	if err := f.parse(); err != nil {
+		return err
+	}
 	if f.approvalMode != "" {
 		if _, err := agent.ParseMode(f.approvalMode); err != nil {
 			return usageError{err}
@@ -94,7 +165,7 @@ func (a *app) runTurn(ctx context.Context, prompt string, f runFlags) error {
 	if f.maxTurns < 0 || f.timeout < 0 {
 		return usageError{errors.New("--max-turns and --timeout must not be negative")}
 	}
-	piped, err := a.readPiped()
+	piped, err := a.readPiped(prompt != "")
 	if err != nil {
 		return err
 	}
@@ -145,14 +216,22 @@ func (a *app) runTurn(ctx context.Context, prompt string, f runFlags) error {
 		}
 		return fmt.Errorf("running the turn: %w", err)
 	}
-	out.finish(res, err)
+	var fail error
+	switch {
+	case ctx.Err() != nil:
+	case res.Reason == agent.DoneCancelled && runCtx.Err() != nil:
+		fail = fmt.Errorf("timed out after %s (session %s keeps what happened)", f.timeout, res.SessionID)
+	case res.Reason == agent.DoneMaxTurns:
+		fail = &turnLimit{fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)}
+	}
+	out.finish(res, err, fail)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err() // interrupted: exit 130
-	case res.Reason == agent.DoneCancelled && runCtx.Err() != nil:
-		return fmt.Errorf("timed out after %s (session %s keeps what happened)", f.timeout, res.SessionID)
-	case res.Reason == agent.DoneMaxTurns:
-		return fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)
+	case fail != nil && f.format == "text":
+		return fail
+	case fail != nil:
+		return fmt.Errorf("%w: %v", errPrinted, fail)
 	case res.Reason == agent.DoneError:
 		return errSilent{res.Err}
 	case err != nil:
@@ -168,6 +247,11 @@ func maxTurnsOf(h *hearthapp.App) int {
 	return agent.DefaultMaxTurns
 }
 
+// turnLimit is the failure of a turn that hit its limit.
+type turnLimit struct{ err error }
+
+func (e *turnLimit) Error() string { return e.err.Error() }
+
 // errSilent fails the command without printing again what the output
 // already said.
 type errSilent struct{ err error }
@@ -176,14 +260,18 @@ func (e errSilent) Error() string { return e.err.Error() }
 func (e errSilent) Unwrap() error { return e.err }
 
 // readPiped reads standard input when it is a pipe or a file, not a
-// terminal.
-func (a *app) readPiped() (string, error) {
+// terminal. With a prompt already given, a pipe that stays silent for a
+// second is left alone.
+func (a *app) readPiped(havePrompt bool) (string, error) {
 	if a.io.in == nil {
 		return "", nil
 	}
 	if f, ok := a.io.in.(*os.File); ok {
 		fi, err := f.Stat()
 		if err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			return "", nil
+		}
+		if havePrompt && fi.Mode()&os.ModeNamedPipe != 0 && !pipeReady(f, time.Second) {
 			return "", nil
 		}
 	}
@@ -289,7 +377,7 @@ type jsonErrorInfo struct {
 }
 
 // finish writes what comes at the end of the turn.
-func (p *printer) finish(res *conversation.Outcome, storeErr error) {
+func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 	defer p.w.Flush()
 	switch p.format {
 	case "text":
@@ -305,13 +393,14 @@ func (p *printer) finish(res *conversation.Outcome, storeErr error) {
 		for _, tc := range res.ToolCalls {
 			j.ToolCalls = append(j.ToolCalls, jsonCall{tc.ID, tc.Name, tc.Args})
 		}
+		var tl *turnLimit
 		switch {
 		case res.Err != nil:
-			code := "agent_error"
-			if c := llm.CodeOf(res.Err); c != "" {
-				code = "provider_" + string(c)
-			}
-			j.Error = &jsonErrorInfo{Code: code, Message: res.Err.Error()}
+			j.Error = &jsonErrorInfo{Code: agent.ErrorCode(res.Err), Message: res.Err.Error()}
+		case errors.As(fail, &tl):
+			j.Error = &jsonErrorInfo{Code: "max_turns", Message: fail.Error()}
+		case fail != nil:
+			j.Error = &jsonErrorInfo{Code: "timeout", Message: fail.Error()}
 		case storeErr != nil:
 			j.Error = &jsonErrorInfo{Code: "store", Message: storeErr.Error()}
 		}

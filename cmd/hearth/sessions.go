@@ -31,11 +31,18 @@ func (a *app) sessionsCommand() *cobra.Command {
 	return cmd
 }
 
-// withStore opens the session store for one command.
+// errNoStore is returned by withStore when no session was ever saved.
+var errNoStore = errors.New("no sessions yet: `hearth run --context NAME \"…\"` starts one")
+
+// withStore opens the session store for one command; it does not create one
+// on a machine that has none (errNoStore).
 func (a *app) withStore(ctx context.Context, f func(st *session.SQLite) error) error {
 	paths, err := config.DefaultPaths(a.getenv)
 	if err != nil {
 		return usageError{err}
+	}
+	if _, err := os.Stat(paths.Database()); errors.Is(err, os.ErrNotExist) {
+		return errNoStore
 	}
 	st, err := session.Open(ctx, paths.Database())
 	if err != nil {
@@ -56,7 +63,7 @@ func (a *app) sessionsList() *cobra.Command {
 		Example: "  hearth sessions list --limit 10\n  hearth sessions list --query parser --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+			err := a.withStore(cmd.Context(), func(st *session.SQLite) error {
 				list, err := st.List(cmd.Context(), session.ListOptions{Limit: limit, Query: query})
 				if err != nil {
 					return err
@@ -80,6 +87,15 @@ func (a *app) sessionsList() *cobra.Command {
 				}
 				return w.Flush()
 			})
+			if errors.Is(err, errNoStore) {
+				if asJSON {
+					fmt.Fprintln(a.io.out, "[]")
+				} else {
+					fmt.Fprintln(a.io.err, "No sessions yet: `hearth run --context NAME \"…\"` starts one.")
+				}
+				return nil
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
@@ -192,7 +208,16 @@ func (a *app) sessionsRemove() *cobra.Command {
 			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
 				var errs []error
 				for _, id := range args {
-					if err := st.Delete(cmd.Context(), id); errors.Is(err, session.ErrNotFound) {
+					// A running turn holds the session: wait for it, or fail.
+					unlock, err := st.Lock(cmd.Context(), id)
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					err = st.Delete(cmd.Context(), id)
+					unlock()
+					st.RemoveLock(id)
+					if errors.Is(err, session.ErrNotFound) {
 						errs = append(errs, fmt.Errorf("no session %q", id))
 					} else if err != nil {
 						errs = append(errs, err)
