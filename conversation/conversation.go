@@ -89,7 +89,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	case err != nil:
 		return nil, err
 	}
-	stored, err := st.Messages(ctx, out.SessionID)
+	stored, err := st.LiveMessages(ctx, out.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, 
 		return err
 	}
 	defer unlock()
-	stored, err := st.Messages(ctx, id)
+	stored, err := st.LiveMessages(ctx, id)
 	if err != nil {
 		return err
 	}

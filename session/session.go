@@ -113,6 +113,9 @@ type Store interface {
 	Append(ctx context.Context, id string, msgs ...Message) ([]Message, error)
 	// Messages returns a session's messages in order.
 	Messages(ctx context.Context, id string) ([]Message, error)
+	// LiveMessages returns the messages that still make up the history
+	// (not compacted): what resuming a session needs.
+	LiveMessages(ctx context.Context, id string) ([]Message, error)
 	// Compact marks exactly the messages with the given seqs as compacted
 	// and adds summary (marked Summary), placed before the message with seq
 	// before, in one transaction. It returns the stored summary.
@@ -163,16 +166,16 @@ func History(msgs []Message) []llm.Message {
 		}
 		// The results of this message's calls follow it directly; ids are
 		// only unique within one reply (servers reuse "call_0").
-		answered := map[string]bool{}
+		first := i + 1
 		for i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
 			i++
 			if !msgs[i].Compacted {
 				out = append(out, msgs[i].Message)
 			}
-			answered[msgs[i].ToolCallID] = true
 		}
+		results := msgs[first : i+1]
 		for _, tc := range m.ToolCalls {
-			if !answered[tc.ID] {
+			if !answeredIn(results, tc.ID) {
 				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name,
 					Content: "Error: not run: the process was interrupted before this call finished"})
 			}
@@ -181,9 +184,28 @@ func History(msgs []Message) []llm.Message {
 	return out
 }
 
+func answeredIn(results []Message, id string) bool {
+	for _, r := range results {
+		if r.ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // InOrder returns msgs in conversation order: a summary goes where the
 // messages it replaces were, not at the end where it was stored.
 func InOrder(msgs []Message) []Message {
+	placed := false
+	for _, m := range msgs {
+		if m.Summary && m.Before > 0 {
+			placed = true
+			break
+		}
+	}
+	if !placed {
+		return msgs // already in order: no copy, no sort
+	}
 	out := append([]Message(nil), msgs...)
 	key := func(m Message) float64 {
 		if m.Summary && m.Before > 0 {

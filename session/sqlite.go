@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fastjson"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -62,6 +63,7 @@ var migrations = []string{
 		output_tokens INTEGER NOT NULL,
 		at            INTEGER NOT NULL
 	);
+	CREATE INDEX messages_live ON messages(session_id, compacted, seq);
 	CREATE INDEX usage_session ON usage(session_id);
 	CREATE INDEX usage_at ON usage(at);
 	CREATE TABLE tool_runs (
@@ -361,28 +363,45 @@ func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Mess
 
 // Messages returns a session's messages in order.
 func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
+	return s.messages(ctx, id, false)
+}
+
+// LiveMessages returns the messages not compacted, in order.
+func (s *SQLite) LiveMessages(ctx context.Context, id string) ([]Message, error) {
+	return s.messages(ctx, id, true)
+}
+
+func (s *SQLite) messages(ctx context.Context, id string, live bool) ([]Message, error) {
 	if _, err := s.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, before_seq, created_at
-		FROM messages WHERE session_id = ? ORDER BY seq`, id)
+	q := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, before_seq, created_at
+		FROM messages WHERE session_id = ?`
+	if live {
+		q += ` AND compacted = 0`
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY seq`, id)
 	if err != nil {
 		return nil, errSession("read", id, s.fileError(err))
 	}
 	defer rows.Close()
 	var out []Message
+	var parser fastjson.Parser
 	for rows.Next() {
 		var m Message
 		var role, calls, images string
-		var created int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &m.Partial, &m.Compacted, &m.Summary, &m.Before, &created); err != nil {
+		var created, partial, compacted, summary int64
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &m.Before, &created); err != nil {
 			return nil, errSession("read", id, err)
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
+		m.Partial, m.Compacted, m.Summary = partial != 0, compacted != 0, summary != 0
 		if calls != "" {
-			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+			tc, err := decodeCalls(&parser, calls)
+			if err != nil {
 				return nil, errSession("read", id, fmt.Errorf("message %d: tool calls: %w", m.Seq, err))
 			}
+			m.ToolCalls = tc
 		}
 		if images != "" {
 			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
@@ -392,6 +411,31 @@ func (s *SQLite) Messages(ctx context.Context, id string) ([]Message, error) {
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// decodeCalls reads stored tool calls (the JSON of []llm.ToolCall) with a
+// reusable parser: a long session holds thousands.
+func decodeCalls(p *fastjson.Parser, s string) ([]llm.ToolCall, error) {
+	v, err := p.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	arr, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.ToolCall, len(arr))
+	for i, c := range arr {
+		out[i] = llm.ToolCall{
+			ID: string(c.GetStringBytes("id")), Name: string(c.GetStringBytes("name")),
+			ArgsError: string(c.GetStringBytes("args_error")),
+			Repaired:  c.GetBool("repaired"), FromText: c.GetBool("from_text"),
+		}
+		if a := c.Get("args"); a != nil {
+			out[i].Args = a.MarshalTo(nil)
+		}
+	}
+	return out, nil
 }
 
 // Compact marks the given messages compacted and adds their summary.
