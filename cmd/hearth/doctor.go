@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/llm/doctor"
+	"github.com/hearth-agent/hearth/sandbox"
 )
 
 // errNotReady makes doctor exit 1 after printing its report.
@@ -34,7 +36,7 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 			if err != nil {
 				return err
 			}
-			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat}
+			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck()}}
 			showProgress := !asJSON && a.isTTY(a.io.err)
 			if showProgress {
 				opts.Progress = func(step string) { fmt.Fprintf(a.io.err, "\r\033[K… %s", step) }
@@ -118,4 +120,15 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
+}
+
+// sandboxCheck says whether shell commands will be confined by the kernel.
+func sandboxCheck() doctor.Check {
+	st := (&sandbox.Confinement{Writable: []string{os.TempDir()}}).Status()
+	if st.Active {
+		return doctor.Check{Name: "sandbox", Status: doctor.OK, Detail: fmt.Sprintf("Landlock ABI %d: shell commands write only inside the workspace and a private temp directory", st.ABI)}
+	}
+	return doctor.Check{Name: "sandbox", Status: doctor.Warn,
+		Detail: "shell commands are not confined by the kernel here (" + st.Note + "): only Hearth's own checks stand between a command and your files",
+		Fix:    "use Linux 5.13 or newer with Landlock enabled, or keep the approval mode at default so you see each command"}
 }

@@ -60,12 +60,15 @@ type Options struct {
 	SkipChat bool
 	// Progress, if set, is told what is being checked (for a spinner).
 	Progress func(step string)
+	// Extra checks the caller made (the sandbox, the config) come first.
+	Extra []Check
 }
 
 // Run diagnoses p.
 func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Report {
 	r := &Report{Provider: p.Kind(), BaseURL: baseURL, Model: opts.Model}
 	add := func(c Check) { r.Checks = append(r.Checks, c) }
+	r.Checks = append(r.Checks, opts.Extra...)
 	progress := func(s string) {
 		if opts.Progress != nil {
 			opts.Progress(s)
