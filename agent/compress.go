@@ -20,20 +20,10 @@ const summaryPrompt = `Summarise the conversation above so that you can continue
 // SummaryPrefix starts the message that stands in for summarised turns.
 const SummaryPrefix = "[Summary of the earlier conversation]\n"
 
-// EstimateTokens guesses the prompt size of msgs and tools in tokens: about
-// four bytes per token, plus a little per message for the template.
+// EstimateTokens guesses the prompt size of msgs and tools in tokens (see
+// llm.PromptTokens).
 func EstimateTokens(msgs []llm.Message, tools []llm.ToolSpec) int {
-	n := 0
-	for _, m := range msgs {
-		n += (len(m.Content)+len(m.Thinking))/4 + 4
-		for _, tc := range m.ToolCalls {
-			n += (len(tc.Name)+len(tc.Args))/4 + 4
-		}
-	}
-	for _, t := range tools {
-		n += (len(t.Name) + len(t.Description) + len(t.Parameters)) / 4
-	}
-	return n
+	return llm.PromptTokens(msgs, tools)
 }
 
 // cutPoint returns the index from which msgs are kept when the rest is

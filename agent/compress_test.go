@@ -27,11 +27,13 @@ func TestCutPointNeverSplitsACallFromItsResult(t *testing.T) {
 			t.Fatalf("keep %d: cut at a tool result", keep)
 		}
 	}
-	if cut := cutPoint(msgs, 120); cut != 3 {
-		t.Errorf("keep 120: cut %d, want 3 (the call and its result kept together)", cut)
+	// From the end: "done" 6 tokens, the result 105 (111), the call 12
+	// (123), "read it" 6 (129).
+	if cut := cutPoint(msgs, 125); cut != 3 {
+		t.Errorf("keep 125: cut %d, want 3 (the call and its result kept together)", cut)
 	}
-	if cut := cutPoint(msgs, 110); cut != 5 {
-		t.Errorf("keep 110: cut %d, want 5 (the call and its result summarised together)", cut)
+	if cut := cutPoint(msgs, 115); cut != 5 {
+		t.Errorf("keep 115: cut %d, want 5 (the call and its result summarised together)", cut)
 	}
 	if cut := cutPoint(msgs[:1], 10); cut != 0 {
 		t.Errorf("one message: cut %d", cut)

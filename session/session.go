@@ -217,23 +217,11 @@ func InOrder(msgs []Message) []Message {
 	return out
 }
 
-// EstimateTokens guesses a text's size in tokens where no server count is
-// known: about four bytes per token for English and code.
-func EstimateTokens(s string) int {
-	if s == "" {
-		return 0
-	}
-	return len(s)/4 + 1
-}
+// EstimateTokens guesses a text's size in tokens (see llm.EstimateTokens).
+func EstimateTokens(s string) int { return llm.EstimateTokens(s) }
 
-// MessageTokens estimates a whole message.
-func MessageTokens(m llm.Message) int {
-	n := EstimateTokens(m.Content) + EstimateTokens(m.Thinking) + 4
-	for _, tc := range m.ToolCalls {
-		n += EstimateTokens(tc.Name) + EstimateTokens(string(tc.Args)) + 4
-	}
-	return n
-}
+// MessageTokens estimates a whole message (see llm.MessageTokens).
+func MessageTokens(m llm.Message) int { return llm.MessageTokens(m) }
 
 func errSession(op, id string, err error) error {
 	if errors.Is(err, ErrNotFound) {
