@@ -79,7 +79,11 @@ type launchConfig struct {
 	DenyNetwork bool     `json:"deny_network,omitempty"`
 	MaxFileSize int64    `json:"max_file_size,omitempty"`
 	MaxProcs    int      `json:"max_procs,omitempty"`
-	Path        string   `json:"path"`
+	// TagLocks and TagRTTime are the Group's tag: the RLIMIT_LOCKS and
+	// RLIMIT_RTTIME hard limits to set.
+	TagLocks  uint64 `json:"tag_locks,omitempty"`
+	TagRTTime uint64 `json:"tag_rttime,omitempty"`
+	Path      string `json:"path"`
 }
 
 // Command returns a command that runs the program at path (absolute) with
@@ -87,6 +91,14 @@ type launchConfig struct {
 // sets Dir, the standard streams and SysProcAttr, and must not replace Env
 // or Path. Each writable directory must exist.
 func (c *Confinement) Command(path string, argv, env []string) (*exec.Cmd, error) {
+	return c.CommandIn(nil, path, argv, env)
+}
+
+// CommandIn is Command for a program that belongs to the Group g (nil: to
+// none): the launcher tags it, and so everything it starts, for g. The
+// caller reports the process with g.Started once it has started, and
+// g.Waited once its Wait has returned.
+func (c *Confinement) CommandIn(g *Group, path string, argv, env []string) (*exec.Cmd, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("sandbox: program path %q is not absolute", path)
 	}
@@ -94,6 +106,10 @@ func (c *Confinement) Command(path string, argv, env []string) (*exec.Cmd, error
 		return nil, errors.New("sandbox: empty argv")
 	}
 	cfg := launchConfig{DenyNetwork: c.DenyNetwork, MaxFileSize: c.MaxFileSize, MaxProcs: c.MaxProcs, Path: path}
+	if g != nil && g.id != 0 {
+		cfg.TagLocks, cfg.TagRTTime = g.limits()
+		env = append(stripEnv(env, groupEnv), fmt.Sprintf("%s=%x", groupEnv, g.id))
+	}
 	for _, w := range c.Writable {
 		if !filepath.IsAbs(w) {
 			return nil, fmt.Errorf("sandbox: writable directory %q is not absolute", w)
@@ -104,10 +120,13 @@ func (c *Confinement) Command(path string, argv, env []string) (*exec.Cmd, error
 }
 
 // stripLaunchEnv returns env without the launcher's marker.
-func stripLaunchEnv(env []string) []string {
+func stripLaunchEnv(env []string) []string { return stripEnv(env, launchEnv) }
+
+// stripEnv returns env without the variable name.
+func stripEnv(env []string, name string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, launchEnv+"=") {
+		if !strings.HasPrefix(kv, name+"=") {
 			out = append(out, kv)
 		}
 	}

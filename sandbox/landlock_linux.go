@@ -111,6 +111,16 @@ func setLimits(cfg launchConfig) error {
 			return fmt.Errorf("file size limit: %v", err)
 		}
 	}
+	if cfg.TagLocks > 0 && cfg.TagRTTime > 0 {
+		// The Group's tag (see Group): limits that restrict nothing
+		// real, which no descendant can raise again.
+		if err := lowerLimit(unix.RLIMIT_LOCKS, cfg.TagLocks); err != nil {
+			return fmt.Errorf("group tag: %v", err)
+		}
+		if err := lowerLimit(unix.RLIMIT_RTTIME, cfg.TagRTTime); err != nil {
+			return fmt.Errorf("group tag: %v", err)
+		}
+	}
 	if cfg.MaxProcs > 0 && os.Getuid() != 0 {
 		n := uint64(userProcesses()) + uint64(cfg.MaxProcs)
 		if err := lowerLimit(unix.RLIMIT_NPROC, n); err != nil {

@@ -64,6 +64,24 @@ func (w *Workspace) IsProtected(p string) bool {
 	return false
 }
 
+// protectedRule is why a protected path is refused.
+const protectedRule = "Hearth's project config (.hearth) and git's hooks and config are not written by tools: ask the user to change them"
+
+// Writable returns nil if tools may write p, a clean absolute path as the
+// kernel names it (a file about to be written, in a directory already
+// opened): inside the root, and not one of the protected paths. It is the
+// last check before a write, made on the directory's descriptor after
+// Resolve's check of the path (see atomicfile.WriteBeneath).
+func (w *Workspace) Writable(p string) error {
+	if !filepath.IsAbs(p) || !within(p, w.root) || p == w.root {
+		return &PathError{Path: p, Access: Write, Rule: "it is outside the workspace " + w.root + " (was a directory moved or swapped while it was written?)"}
+	}
+	if w.IsProtected(p) {
+		return &PathError{Path: p, Access: Write, Rule: protectedRule}
+	}
+	return nil
+}
+
 // New returns a workspace rooted at root (made absolute, symlinks resolved).
 // readOnly names further directories tools may read but not write (a
 // profile's reference trees).
@@ -134,7 +152,7 @@ func (w *Workspace) Resolve(p string, a Access) (string, error) {
 	}
 	if within(real, w.root) {
 		if a == Write && w.IsProtected(real) {
-			return "", &PathError{Path: p, Access: a, Rule: "Hearth's project config (.hearth) and git's hooks and config are not written by tools: ask the user to change them"}
+			return "", &PathError{Path: p, Access: a, Rule: protectedRule}
 		}
 		return real, nil
 	}

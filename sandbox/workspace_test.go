@@ -82,3 +82,33 @@ func TestResolve(t *testing.T) {
 		t.Error("missing root accepted")
 	}
 }
+
+func TestWritable(t *testing.T) {
+	ws, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ws.Root()
+	for p, ok := range map[string]bool{
+		filepath.Join(root, "a.go"):                      true,
+		filepath.Join(root, "src", "x", "y.go"):          true,
+		filepath.Join(root, ".gitignore"):                true,
+		filepath.Join(root, ".git", "HEAD"):              true,
+		root:                                             false,
+		filepath.Dir(root):                               false,
+		root + "-sibling/a.go":                           false,
+		"relative/a.go":                                  false,
+		filepath.Join(root, ".hearth", "config.toml"):    false,
+		filepath.Join(root, ".git", "hooks", "pre-push"): false,
+		filepath.Join(root, ".git", "config"):            false,
+	} {
+		err := ws.Writable(p)
+		if (err == nil) != ok {
+			t.Errorf("Writable(%s) = %v, want allowed %v", p, err, ok)
+		}
+		var pe *PathError
+		if err != nil && !errors.As(err, &pe) {
+			t.Errorf("Writable(%s): %T, want a *PathError", p, err)
+		}
+	}
+}

@@ -106,6 +106,8 @@ type app struct {
 	// -p on the root command, with the run flags
 	prompt  string
 	rootRun runFlags
+	// the terminal UI's flags
+	tui tuiFlags
 }
 
 // run executes the command line args and returns the exit code.
@@ -178,6 +180,9 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 			if a.prompt != "" {
 				return a.runTurn(cmd.Context(), a.prompt, a.rootRun)
 			}
+			if a.wantsTUI() {
+				return a.runTUI(cmd.Context())
+			}
 			return cmd.Help()
 		},
 	}
@@ -196,6 +201,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run this prompt headless and exit (as `hearth run`)")
 	a.addRunFlags(root, &a.rootRun)
+	a.addTUIFlags(root)
 	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand())
 	return root
 }

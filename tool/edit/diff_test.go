@@ -77,6 +77,29 @@ func TestDiffApplies(t *testing.T) {
 	}
 }
 
+// Lines whose text starts like a file header ("++ x" added, "-- x"
+// removed) are hunk lines, not headers: the harness once skipped them
+// (FuzzMatch found it: "\x00\x00 " with "\x00" replaced twice by "+").
+func TestApplyUnifiedHeaderLikeLines(t *testing.T) {
+	for _, tc := range []struct{ before, old, new string }{
+		{"\x00\x00 ", "\x00", "+"},
+		{"a\nb\n", "a", "++ x"},
+		{"-- x\nb\n", "-- x\n", "y\n"},
+		{"keep\n--- x\n+++ y\nkeep\n", "--- x\n+++ y\n", "+++ z\n--- w\n"},
+	} {
+		n := strings.Count(tc.before, tc.old)
+		m, err := Find(tc.before, tc.old, tc.new, MatchOptions{Count: n})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.before, err)
+		}
+		d, _ := Diff("f", tc.before, m.Spans)
+		got, err := applyUnified(d, tc.before)
+		if want := m.Apply(tc.before); err != nil || got != want {
+			t.Errorf("applying\n%s\nto %q gives %q (%v), want %q", d, tc.before, got, err, want)
+		}
+	}
+}
+
 func TestNewFileDiff(t *testing.T) {
 	d, st := NewFileDiff("n.txt", "a\nb")
 	if d != "--- /dev/null\n+++ n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n" || st.Added != 2 {
@@ -88,7 +111,10 @@ func TestNewFileDiff(t *testing.T) {
 }
 
 // applyUnified applies a unified diff to before, checking every context and
-// deleted line: a small patch(1) for tests.
+// deleted line: a small patch(1) for tests. The file header ("--- a",
+// "+++ b") is only read before the first hunk: inside a hunk, a line added
+// that starts with "++ " is "+++ …" and a line removed that starts with
+// "-- " is "--- …".
 func applyUnified(diff, before string) (string, error) {
 	old := strings.SplitAfter(before, "\n")
 	if old[len(old)-1] == "" {
@@ -96,10 +122,11 @@ func applyUnified(diff, before string) (string, error) {
 	}
 	dl := strings.SplitAfter(diff, "\n")
 	var out strings.Builder
-	at := 0 // next line of old
+	at := 0         // next line of old
+	inHunk := false // past the first @@: "--- x" and "+++ x" are lines removed and added, not file names
 	for i := 0; i < len(dl); i++ {
 		l := dl[i]
-		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") {
+		if l == "" || !inHunk && (strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ")) {
 			continue
 		}
 		noNL := i+1 < len(dl) && strings.HasPrefix(dl[i+1], "\\")
@@ -109,6 +136,7 @@ func applyUnified(diff, before string) (string, error) {
 		}
 		switch l[0] {
 		case '@':
+			inHunk = true
 			var a, b, c, d int
 			if _, err := fmt.Sscanf(l, "@@ -%d,%d +%d,%d @@", &a, &b, &c, &d); err != nil {
 				b = 1

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -324,18 +323,12 @@ func resembles(a, b string) bool {
 	return levenshtein(a, b, limit) <= limit
 }
 
-// create writes a new file (old_string was "").
+// create writes a new file (old_string was ""). Missing directories are
+// made below the workspace root by WriteBeneath.
 func (t *Tool) create(path, rel string, a Args) (tool.Result, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return tool.Result{}, fmt.Errorf("creating the directory of %s: %v", rel, err)
-	}
-	// The directories just made must still be inside the workspace.
-	if _, err := t.ws.Resolve(path, sandbox.Write); err != nil {
-		return tool.Result{}, err
-	}
 	data := []byte(a.NewString)
-	if err := atomicfile.Write(path, data, 0o644); err != nil {
-		return tool.Result{}, fmt.Errorf("writing %s: %v", rel, err)
+	if err := t.writeFile(path, data, 0o644); err != nil {
+		return tool.Result{}, fmt.Errorf("writing %s: %w", rel, err)
 	}
 	if t.seen != nil {
 		t.seen.Record(path, data)
@@ -359,14 +352,29 @@ func (t *Tool) write(path, rel string, raw []byte, content string, enc encoding,
 	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, raw) {
 		return tool.Result{}, fmt.Errorf("%s changed while the edit was being made: read it again, then edit", rel)
 	}
-	if err := atomicfile.Write(path, data, fi.Mode().Perm()); err != nil {
-		return tool.Result{}, fmt.Errorf("writing %s: %v", rel, err)
+	if err := t.writeFile(path, data, fi.Mode().Perm()); err != nil {
+		return tool.Result{}, fmt.Errorf("writing %s: %w", rel, err)
 	}
 	if t.seen != nil {
 		t.seen.Record(path, data)
 	}
 	diff, st := Diff(rel, content, m.Spans)
 	return tool.Result{Output: t.summary(rel, m, note, diff, st), Display: diff}, nil
+}
+
+// testHookBeforeWrite, when set (tests), runs between the checks of the
+// path and the write: where a racing process would swap a directory.
+var testHookBeforeWrite func(path string)
+
+// writeFile writes path (resolved and checked) atomically, by file
+// descriptors below the workspace root rather than by the path checked: a
+// directory swapped for a symlink since cannot lead outside the workspace,
+// and the protected paths are checked again where the write really goes.
+func (t *Tool) writeFile(path string, data []byte, perm fs.FileMode) error {
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite(path)
+	}
+	return atomicfile.WriteBeneath(t.ws.Root(), path, data, perm, t.ws.Writable)
 }
 
 func (t *Tool) summary(rel string, m *Match, note, diff string, st DiffStat) string {

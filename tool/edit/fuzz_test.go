@@ -20,6 +20,9 @@ func FuzzMatch(f *testing.F) {
 	f.Add("     1\tfoo\n", "     1\tfoo", "bar", uint8(1))
 	f.Add(`say(\"hi\")`, `say(\\\"hi\\\")`, "x", uint8(1))
 	f.Add("func a() {\n\treturn 1\n}\n\nfunc b() {\n\treturn 2\n}\n", "func a() {\n\treturn 3\n}", "", uint8(1))
+	// A line added that starts with "++ " (the harness's patch once took
+	// it for a file header).
+	f.Add("\x00\x00 ", "\x00", "+", uint8(1))
 	f.Fuzz(func(t *testing.T, content, old, new string, count uint8) {
 		want := int(count%4) + 1
 		m, err := Find(content, old, new, MatchOptions{Count: want, MaxWork: 2_000_000})

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hearth-agent/hearth/llm"
@@ -23,6 +22,10 @@ type writeFileArgs struct {
 }
 
 type writeFile struct{ *env }
+
+// testHookBeforeWrite, when set (tests), runs between the check of the
+// path and the write: where a racing process would swap a directory.
+var testHookBeforeWrite func(path string)
 
 func (t *writeFile) Spec() llm.ToolSpec {
 	return llm.ToolSpec{Name: "write_file",
@@ -60,13 +63,17 @@ func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 		}
 		content = matchStyle(old, content)
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return tool.Result{}, fmt.Errorf("creating the directory: %w", err)
-		}
+		// Missing directories are made by WriteBeneath, below the root.
 	default:
 		return tool.Result{}, err
 	}
-	if err := atomicfile.Write(p, content, 0o644); err != nil {
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite(p)
+	}
+	// By file descriptors below the root, not by the path just checked:
+	// a directory swapped for a symlink since cannot lead outside, and
+	// the protected paths are checked again where the write really goes.
+	if err := atomicfile.WriteBeneath(t.ws.Root(), p, content, 0o644, t.ws.Writable); err != nil {
 		return tool.Result{}, fmt.Errorf("writing %s: %w", a.FilePath, err)
 	}
 	t.seen.Record(p, content)

@@ -23,6 +23,10 @@ import (
 // main does (sandbox's init already does it; this documents it).
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunLauncher()
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "hearth-test-") {
+		helperMain(os.Args[1], os.Args[2:])
+		return
+	}
 	os.Exit(m.Run())
 }
 

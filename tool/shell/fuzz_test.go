@@ -39,6 +39,10 @@ func FuzzPolicy(f *testing.F) {
 		"chmod\x00-w\x00/etc/passwd", "sed\x00-i.bak\x00s/a/b/\x00f", "kill\x00-9\x00-1",
 		"timeout\x00-s\x00KILL\x005\x00rm\x00-rf\x00/", "dd\x00of=/dev/sda", "docker\x00run\x00-v\x00/:/h\x00x",
 		"find\x00.\x00-exec\x00sh\x00-c\x00rm \"$1\"\x00_\x00{}\x00;", "ln\x00-s\x00/etc\x00x",
+		"docker\x00--context\x00c\x00compose\x00-f\x00x.yml\x00up", "docker\x00run\x00--device=/dev/sda\x00--net\x00host\x00x",
+		"docker\x00container\x00cp\x00c:/x\x00/etc", "podman\x00unshare\x00rm\x00x", "docker\x00volume\x00create\x00-o\x00o=bind",
+		"systemctl\x00--user\x00-p\x00X\x00start\x00x", "loginctl\x00enable-linger", "service\x00x\x00start",
+		"busctl\x00--user\x00call\x00a", "gdbus\x00introspect", "qdbus\x00a\x00b\x00c", "crontab\x00-l", "at\x00now",
 	} {
 		f.Add(s, uint8(0), uint8(0))
 	}
@@ -82,6 +86,7 @@ func FuzzCheckScript(f *testing.F) {
 		"cat <<EOF\nrm -rf /\nEOF", "echo 'rm -rf /'", "X=/; rm -rf $X", "sudo ls", "rm -rf ~", "> /etc/passwd",
 		"[[ -n $(rm -rf /) ]]", "diff <(rm -rf /) b", "rm -rf / &", "time rm -rf /", "! rm -rf /",
 		"coproc rm -rf /", "while rm -rf /; do :; done", "declare x=$(rm -rf /)",
+		"docker compose up -d && rm -rf /", "systemctl --user start x; rm -rf /", "echo 'rm -rf /' | at now",
 	} {
 		f.Add(s)
 	}

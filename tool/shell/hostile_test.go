@@ -40,7 +40,7 @@ func hostileRows() []hostileRow {
 			if o.stopped != want {
 				t.Errorf("stopped = %v, want %v", o.stopped, want)
 			}
-			if o.duration > within {
+			if within *= slowdown; o.duration > within {
 				t.Errorf("took %v, want under %v", o.duration, within)
 			}
 			if len(o.output) > 8<<10 {
@@ -66,6 +66,20 @@ func hostileRows() []hostileRow {
 		}
 	}
 	escape := "ln -s {out} esc"
+	// ranArgv: the dry executor was asked to run argv (the command was
+	// allowed, and nothing really ran).
+	ranArgv := func(argv ...string) func(*testing.T, *fixture, outcome) {
+		return func(t *testing.T, f *fixture, o outcome) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, r := range f.ran {
+				if strings.Join(r, " ") == strings.Join(argv, " ") {
+					return
+				}
+			}
+			t.Errorf("%q was not run: %q (%+v)", argv, f.ran, o)
+		}
+	}
 	return []hostileRow{
 		// rm -rf / and its spellings.
 		{cmd: "rm -rf /", rule: RuleRoot, first: true},
@@ -204,6 +218,48 @@ func hostileRows() []hostileRow {
 		{cmd: "kill -9 -1", rule: RuleKillAll, first: true},
 		{cmd: "crontab -r", rule: RuleDetach, first: true},
 		{cmd: "setsid sleep 1000", rule: RuleDetach, first: true},
+		// Asking a daemon to do the work: dockerd, podman, systemd, the
+		// D-Bus services, atd and crond run it outside the sandbox, and
+		// after the call. Dry rows: docker and systemctl never run here.
+		{cmd: "docker run --device /dev/sda alpine dd if=/dev/zero of=/dev/sda", rule: RulePrivilege, first: true},
+		{cmd: "docker run --cap-add SYS_ADMIN --security-opt apparmor=unconfined alpine sh -c 'mount /dev/sda1 /mnt'", rule: RulePrivilege, first: true},
+		{cmd: "docker run --security-opt seccomp=unconfined alpine", rule: RulePrivilege, first: true},
+		{cmd: "docker run --pid=host alpine kill -9 1", rule: RulePrivilege, first: true},
+		{cmd: "docker run --network host alpine", rule: RulePrivilege, first: true},
+		{cmd: "docker run --userns=host -v /:/h alpine", rule: RulePrivilege, first: true},
+		{cmd: "podman run --privileged --device /dev/sda alpine", rule: RulePrivilege, first: true},
+		{cmd: "docker compose -f compose.yml up", rule: RuleUnchecked, first: true},
+		{cmd: "docker compose up -d && docker compose ps", rule: RuleUnchecked, first: true},
+		{cmd: "docker-compose run web sh", rule: RuleUnchecked, first: true},
+		{cmd: "podman compose up", rule: RuleUnchecked, first: true},
+		{cmd: "podman kube play pod.yaml", rule: RuleUnchecked, first: true},
+		{cmd: "docker cp evil c:/x && docker run --volumes-from c alpine", rule: RuleUnchecked, first: true},
+		{cmd: "docker volume create --opt type=none --opt device=/etc --opt o=bind etc", rule: RuleUnchecked, first: true},
+		{cmd: "docker stack deploy -c stack.yml app", rule: RuleUnchecked, first: true},
+		{cmd: "docker plugin install evil/plugin", rule: RulePrivilege, first: true},
+		{cmd: "D=docker; $D run --privileged alpine", rule: RulePrivilege},
+		{cmd: "timeout 60 docker run --cap-add=ALL alpine", rule: RulePrivilege, first: true},
+		{cmd: "systemctl --user link ./evil.service", rule: RuleDaemon, first: true},
+		{cmd: "systemctl --user start evil.service", rule: RuleDaemon, first: true},
+		{cmd: "systemctl --user enable --now evil.timer", rule: RuleDaemon, first: true},
+		{cmd: "systemctl --user edit evil.service", rule: RuleDaemon, first: true},
+		{cmd: "systemctl --user set-environment LD_PRELOAD={ws}/x.so", rule: RuleDaemon, first: true},
+		{cmd: "sh -c 'systemctl --user daemon-reload'", rule: RuleDaemon, first: true},
+		{cmd: "X=start; systemctl --user $X evil.service", rule: RuleDaemon},
+		{cmd: "loginctl enable-linger", rule: RuleDaemon, first: true},
+		{cmd: "service ssh start", rule: RuleDaemon, first: true},
+		{cmd: "busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StartTransientUnit 'ssa(sv)a(sa(sv))' x.service fail 1 ExecStart 'a(sasb)' 1 /bin/rm 3 rm -rf /home/user 0 0", rule: RuleUnchecked, first: true},
+		{cmd: "gdbus call --session --dest org.freedesktop.systemd1 --object-path /org/freedesktop/systemd1 --method org.freedesktop.systemd1.Manager.StartUnit evil.service fail", rule: RuleUnchecked, first: true},
+		{cmd: "dbus-send --session --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager.StartUnit string:evil.service string:fail", rule: RuleUnchecked, first: true},
+		{cmd: "dbus-update-activation-environment --systemd LD_PRELOAD={ws}/x.so", rule: RuleUnchecked, first: true},
+		{cmd: "echo 'rm -rf ~' | at now + 1 minute", rule: RuleDetach, first: true},
+		{cmd: "batch < job.sh", rule: RuleDetach, first: true},
+		{cmd: "(crontab -l; echo '* * * * * sh {ws}/x.sh') | crontab -", rule: RuleDetach, first: true},
+		{cmd: "crontab evil.cron", rule: RuleDetach, first: true},
+		// Allowed: reading a daemon's state (dry: nothing runs).
+		{cmd: "systemctl --user status app.service; systemctl list-units --type=service", check: ranArgv("systemctl", "--user", "status", "app.service")},
+		{cmd: "docker compose ps && docker run --rm -v ./src:/src alpine ls /src", check: ranArgv("docker", "compose", "ps")},
+		{cmd: "busctl --user list; crontab -l", check: ranArgv("busctl", "--user", "list")},
 		// Fork bombs.
 		{cmd: ":(){ :|:& };:", rule: RuleForkBomb, first: true},
 		{cmd: "bomb() { bomb | bomb & }; bomb", rule: RuleForkBomb, first: true},

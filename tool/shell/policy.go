@@ -27,6 +27,7 @@ const (
 	RulePower     = "power"             // shutdown, reboot, …
 	RuleKillAll   = "kill-all"          // kill -1, killall5
 	RuleDetach    = "detach"            // processes that outlive the call: setsid, crontab, at, …
+	RuleDaemon    = "daemon"            // asking a service manager to run or change units (systemctl start, …)
 	RuleForkBomb  = "fork-bomb"         // functions that call themselves in a pipe or the background
 	RuleUnchecked = "unchecked"         // code that cannot be checked before it runs
 	RuleLimit     = "limit"             // recursion, processes or memory beyond the limits
@@ -164,8 +165,26 @@ var (
 	powerCmds  = set("shutdown", "reboot", "halt", "poweroff", "init", "telinit")
 	powerVerbs = set("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep",
 		"suspend-then-hibernate", "rescue", "emergency", "default", "isolate", "soft-reboot")
-	detachCmds = set("setsid", "disown", "daemonize", "start-stop-daemon", "systemd-run", "at",
-		"batch", "tmux", "screen", "launchctl")
+	detachCmds = set("setsid", "disown", "daemonize", "start-stop-daemon", "systemd-run",
+		"tmux", "screen", "launchctl")
+	// schedulers run commands later, from a daemon: outside the sandbox
+	// and after the call. Their crontab-like front ends may list (-l).
+	schedulers = set("at", "batch")
+	crontabs   = set("crontab", "incrontab", "fcrontab")
+	// Read-only verbs of the service managers: anything else asks systemd
+	// (or init) to start, change or install units, which it then runs
+	// itself, outside the sandbox.
+	systemctlReadOnly = set("status", "show", "cat", "list-units", "list-unit-files", "list-sockets",
+		"list-timers", "list-jobs", "list-dependencies", "list-automounts", "list-paths",
+		"list-machines", "is-active", "is-enabled", "is-failed", "is-system-running", "get-default",
+		"show-environment", "help")
+	loginctlReadOnly = set("list-sessions", "session-status", "show-session", "list-users",
+		"user-status", "show-user", "list-seats", "seat-status", "show-seat", "help")
+	// D-Bus clients: a method call can ask any service on the bus
+	// (systemd's StartTransientUnit, say) to run code outside the sandbox.
+	dbusClients = set("busctl", "gdbus", "dbus-send", "qdbus", "qdbus6", "qdbus-qt5", "mdbus2",
+		"dbus-update-activation-environment")
+	busctlReadOnly = set("list", "status", "tree", "introspect", "get-property", "help")
 	// deleteCmds remove their operands (the links themselves, not what
 	// they point to).
 	deleteCmds = set("rm", "unlink", "rmdir", "srm", "wipe", "trash", "trash-put")
@@ -207,7 +226,15 @@ func (c *checker) check(argv []string) *Refusal {
 				return c.refuse(RulePower, "%s %s stops or restarts the machine; Hearth never runs it", name, a)
 			}
 		}
+		return c.serviceManager(name, args)
+	case name == "service":
+		// service NAME VERB: only status.
+		if ops := operands(args, optSpec{}).ops; len(ops) >= 2 && ops[1] != "status" {
+			return c.refuse(RuleDaemon, "service %s %s asks init to act on a service, which then runs outside the sandbox; only `service NAME status` is allowed: ask the user to run it", ops[0], ops[1])
+		}
 		return nil
+	case dbusClients[name]:
+		return c.dbus(name, args)
 	case name == "sysctl":
 		for _, a := range args {
 			if a == "-w" || a == "--write" || a == "-p" || a == "--load" || a == "--system" || strings.Contains(a, "=") {
@@ -217,11 +244,13 @@ func (c *checker) check(argv []string) *Refusal {
 		return nil
 	case detachCmds[name]:
 		return c.refuse(RuleDetach, "%s would start something that outlives the command (every process a command starts is stopped when it ends)", name)
-	case name == "crontab":
+	case schedulers[name]:
+		return c.refuse(RuleDetach, "%s has the at daemon run commands later, outside the sandbox and after the call; run the command now instead (it is stopped at the timeout), or ask the user to schedule it", name)
+	case crontabs[name]:
 		if len(args) == 1 && args[0] == "-l" {
 			return nil
 		}
-		return c.refuse(RuleDetach, "crontab would schedule commands outside the workspace's control; only `crontab -l` is allowed")
+		return c.refuse(RuleDetach, "%s would have the cron daemon run commands later, outside the sandbox; only `%s -l` is allowed: ask the user to schedule it", name, name)
 	case name == "killall5":
 		return c.refuse(RuleKillAll, "killall5 signals every process on the machine")
 	case name == "kill":
@@ -355,6 +384,8 @@ func (c *checker) check(argv []string) *Refusal {
 		return c.env(args)
 	case name == "docker" || name == "podman" || name == "nerdctl":
 		return c.container(name, args)
+	case name == "docker-compose" || name == "podman-compose":
+		return c.compose(name, args)
 	default:
 		if w, ok := wrappers[name]; ok {
 			return c.wrapper(name, w, args)
@@ -363,18 +394,159 @@ func (c *checker) check(argv []string) *Refusal {
 	return nil
 }
 
+// serviceManager allows systemctl and loginctl only their read-only verbs:
+// any other asks systemd to start, stop, change or install units, which it
+// runs itself, outside the sandbox and after the call.
+func (c *checker) serviceManager(name string, args []string) *Refusal {
+	p := operands(args, optSpec{short: "tpsHMnoP", long: []string{"type", "property", "signal", "host", "machine",
+		"lines", "output", "state", "root", "image", "kill-whom", "kill-value", "what", "job-mode",
+		"boot-loader-entry", "boot-loader-menu", "reboot-argument", "timestamp", "check-inhibitors",
+		"preset-mode", "message", "drop-in", "when"}})
+	if len(p.ops) == 0 {
+		return nil // systemctl alone lists units; loginctl alone, sessions
+	}
+	verb := p.ops[0]
+	readOnly := systemctlReadOnly
+	if name == "loginctl" {
+		readOnly = loginctlReadOnly
+	}
+	if readOnly[verb] {
+		return nil
+	}
+	return c.refuse(RuleDaemon, "%s %s asks systemd to act for the command: what it starts runs outside the sandbox and outlives the call. "+
+		"Only reading is allowed (%s status, show, cat, list-units, is-active, …); run the program directly instead, or ask the user to run this",
+		name, verb, name)
+}
+
+// dbus allows the D-Bus clients only to list and introspect: a method call
+// can ask any service on the bus to run code outside the sandbox (systemd's
+// StartTransientUnit, a desktop's "run this"), and what it asks cannot be
+// checked.
+func (c *checker) dbus(name string, args []string) *Refusal {
+	ops := operands(args, optSpec{short: "MH", long: []string{"address", "host", "machine", "dest", "object-path", "timeout", "expect-reply", "json", "match"}}).ops
+	switch {
+	case name == "busctl" && (len(ops) == 0 || busctlReadOnly[ops[0]]),
+		name == "gdbus" && len(ops) > 0 && (ops[0] == "introspect" || ops[0] == "help"),
+		strings.HasPrefix(name, "qdbus") && len(ops) <= 2: // listing services and objects
+		return nil
+	}
+	return c.refuse(RuleUnchecked, "%s sends D-Bus calls, which can ask services outside the sandbox (systemd, the desktop) to run anything; Hearth cannot check them. Only listing and introspecting is allowed: ask the user to make the call", name)
+}
+
+// containerGlobals are the options of docker, podman and nerdctl (before
+// the subcommand) that take a value.
+var containerGlobals = optSpec{short: "cHl", long: []string{"config", "context", "host", "log-level",
+	"tlscacert", "tlscert", "tlskey", "connection", "url", "identity", "root", "runroot",
+	"storage-driver", "storage-opt", "cgroup-manager", "conmon", "events-backend", "hooks-dir",
+	"network-cmd-path", "network-config-dir", "runtime", "runtime-flag", "tmpdir", "module",
+	"ssh", "namespace", "address", "snapshotter", "cni-path", "cni-netconfpath", "data-root",
+	"hosts-dir", "insecure-registry", "host-gateway-ip"}, stopAtOperand: true}
+
+// composeReadOnly are the compose verbs that start nothing: they read
+// state, or stop and remove what runs.
+var composeReadOnly = set("ps", "ls", "logs", "config", "convert", "images", "top", "port",
+	"version", "events", "stop", "down", "rm", "kill", "pause", "unpause", "pull", "push",
+	"wait", "stats", "help")
+
+// compose refuses compose verbs that create or start containers: the
+// compose file says what they get (host directories, devices, privileges,
+// the host's namespaces), and Hearth does not check it.
+func (c *checker) compose(name string, args []string) *Refusal {
+	p := operands(args, optSpec{short: "fp", long: []string{"file", "project-name", "project-directory",
+		"profile", "env-file", "ansi", "progress", "parallel"}, stopAtOperand: true})
+	if len(p.afterOpts) == 0 || composeReadOnly[p.afterOpts[0]] {
+		return nil
+	}
+	return c.refuse(RuleUnchecked, "%s %s starts containers as the compose file says (host directories, devices, privileges) and the daemon runs them outside the sandbox; "+
+		"Hearth does not check compose files. Run `docker run` with its options on the command line instead, or ask the user to start the services",
+		name, p.afterOpts[0])
+}
+
+// hostNamespaces are the container options that, set to host, give the
+// container one of the machine's namespaces.
+var hostNamespaces = set("--pid", "--ipc", "--userns", "--network", "--net", "--uts", "--cgroupns")
+
 // container refuses containers that would be given the host: privileged
-// ones, and ones with a directory outside the workspace mounted into them
-// (docker run -v /:/host gives the container the whole machine).
+// ones, ones given devices, capabilities, the machine's namespaces or a
+// weaker security profile, and ones with a directory outside the workspace
+// mounted into them (docker run -v /:/host gives the container the whole
+// machine). The daemon (dockerd, podman's conmon) runs them, outside the
+// sandbox: what the policy lets through here is all that stands between a
+// command and the machine. Compose files, stacks and volumes with driver
+// options cannot be checked, and are refused.
 func (c *checker) container(name string, args []string) *Refusal {
+	g := operands(args, containerGlobals)
+	if len(g.afterOpts) > 0 {
+		sub, rest := g.afterOpts[0], g.afterOpts[1:]
+		if (sub == "container" || sub == "image") && len(rest) > 0 {
+			sub, rest = rest[0], rest[1:] // docker container cp …
+		}
+		first := ""
+		if ops := operands(rest, optSpec{stopAtOperand: true}).afterOpts; len(ops) > 0 {
+			first = ops[0]
+		}
+		switch {
+		case sub == "compose":
+			return c.compose(name+" compose", rest)
+		case sub == "stack" && (first == "deploy" || first == "up"):
+			return c.refuse(RuleUnchecked, "%s stack deploy starts services as a compose file says, which Hearth does not check; ask the user to deploy it", name)
+		case sub == "play" && first == "kube", sub == "kube" && first == "play":
+			return c.refuse(RuleUnchecked, "%s kube play starts pods as a YAML file says (host paths, privileges), which Hearth does not check; run `%s run` with its options on the command line instead", name, name)
+		case sub == "plugin" && (first == "install" || first == "enable" || first == "upgrade" || first == "create"):
+			return c.refuse(RulePrivilege, "%s plugin %s: plugins run with the daemon's privileges, outside the sandbox; ask the user to install it", name, first)
+		case sub == "volume" && first == "create":
+			for _, a := range rest {
+				if a == "-o" || a == "--opt" || strings.HasPrefix(a, "--opt=") || strings.HasPrefix(a, "-o") && len(a) > 2 {
+					return c.refuse(RuleUnchecked, "%s volume create with driver options can bind any directory of the machine into a volume; create a plain volume, or mount a directory of the workspace with -v", name)
+				}
+			}
+		case sub == "cp":
+			// docker cp CONTAINER:SRC DEST writes DEST here.
+			if ops := operands(rest, optSpec{}).ops; len(ops) == 2 && !isRemote(ops[1]) && ops[1] != "-" {
+				if r := c.path(opWrite, ops[1]); r != nil {
+					return r
+				}
+			}
+		case name == "podman" && sub == "unshare":
+			// Runs a command here, as root of the user namespace.
+			return c.nested(operands(rest, optSpec{stopAtOperand: true}).afterOpts)
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		opt, val, hasVal := strings.Cut(a, "=")
+		value := func() string {
+			if hasVal {
+				return val
+			}
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		}
 		var src string
 		switch {
-		case a == "--privileged" || strings.HasPrefix(a, "--privileged="):
+		case opt == "--privileged":
 			return c.refuse(RulePrivilege, "%s --privileged gives the container the machine", name)
-		case a == "--pid=host" || a == "--userns=host" || a == "--ipc=host" || (a == "--pid" || a == "--userns") && i+1 < len(args) && args[i+1] == "host":
-			return c.refuse(RulePrivilege, "%s %s shares the machine's processes with the container", name, a)
+		case hostNamespaces[opt] && value() == "host":
+			what := map[string]string{"--pid": "processes", "--ipc": "shared memory", "--userns": "users (its root is the machine's)",
+				"--network": "network (its services and abstract sockets)", "--net": "network (its services and abstract sockets)",
+				"--uts": "host name", "--cgroupns": "control groups"}[opt]
+			return c.refuse(RulePrivilege, "%s %s=host gives the container the machine's %s; leave the container its own (publish ports with -p)", name, opt, what)
+		case opt == "--device" || opt == "--device-cgroup-rule":
+			return c.refuse(RulePrivilege, "%s %s gives the container a device of the machine (a disk, say), outside the sandbox; Hearth never does. Work on files in the workspace instead", name, opt)
+		case opt == "--cap-add":
+			return c.refuse(RulePrivilege, "%s --cap-add %s gives the container more power over the machine than it has by default; run it without", name, value())
+		case opt == "--security-opt":
+			if v := value(); !strings.HasPrefix(v, "no-new-privileges") {
+				return c.refuse(RulePrivilege, "%s --security-opt %s weakens the container's confinement (AppArmor, seccomp, SELinux); run it without (no-new-privileges is allowed)", name, v)
+			}
+		case opt == "--volumes-from":
+			return c.refuse(RuleUnchecked, "%s --volumes-from gives the container the mounts of another container, which Hearth cannot check; mount a directory of the workspace with -v instead", name)
+		case opt == "--allow":
+			return c.refuse(RulePrivilege, "%s build --allow %s grants the build extra privileges (security.insecure, network.host); build without", name, value())
+		}
+		switch {
 		case a == "-v" || a == "--volume" || a == "--mount":
 			if i+1 < len(args) {
 				i++
@@ -387,6 +559,9 @@ func (c *checker) container(name string, args []string) *Refusal {
 		}
 		if src == "" {
 			continue
+		}
+		if strings.Contains(src, "volume-opt") || strings.Contains(src, "volume-driver") {
+			return c.refuse(RuleUnchecked, "%s --mount with volume driver options can bind any directory of the machine; mount a directory of the workspace instead", name)
 		}
 		host := src
 		if strings.Contains(src, "source=") || strings.Contains(src, "src=") {

@@ -99,20 +99,20 @@ func (rs *runState) kill(hc interp.HandlerContext, args []string) bool {
 	return ok
 }
 
-// owns reports whether pid belongs to a process group this call started.
+// owns reports whether pid belongs to a process group this call started,
+// or to the call's group (a process that left its process group).
 func (rs *runState) owns(pid int) bool {
-	pgid, err := syscall.Getpgid(pid)
-	if err != nil {
-		return false
-	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for p := range rs.procs {
-		if p.Pid == pgid {
-			return true
+	if pgid, err := syscall.Getpgid(pid); err == nil {
+		rs.mu.Lock()
+		for p := range rs.procs {
+			if p.Pid == pgid {
+				rs.mu.Unlock()
+				return true
+			}
 		}
+		rs.mu.Unlock()
 	}
-	return false
+	return rs.group.Owns(pid)
 }
 
 var signals = map[string]syscall.Signal{

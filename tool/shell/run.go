@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -97,6 +98,11 @@ type runState struct {
 	cancel context.CancelCauseFunc
 	out    *output
 
+	// group holds every process the call starts, and every process they
+	// start, however they detach (setsid, double forks): all of them are
+	// stopped when the call ends.
+	group *sandbox.Group
+
 	mu      sync.Mutex
 	procs   map[*os.Process]struct{}
 	refusal *Refusal
@@ -126,7 +132,10 @@ func (t *Tool) run(parent context.Context, src, dir string, progress func(string
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, t.cfg.Timeout, errTimeout)
 	defer cancelTimeout()
 
-	rs := &runState{t: t, ctx: ctx, cancel: cancel, procs: map[*os.Process]struct{}{}, goBase: runtime.NumGoroutine()}
+	rs := &runState{t: t, ctx: ctx, cancel: cancel, procs: map[*os.Process]struct{}{}, goBase: runtime.NumGoroutine(), group: sandbox.NewGroup()}
+	// Whatever is left when the call returns (background jobs, daemons,
+	// processes that left their session) dies with it.
+	defer rs.closeGroup()
 	rs.out = newOutput(t.cfg.OutputCap, t.cfg.OutputLimit, progress, func() { cancel(errOutputLimit) })
 	// The variables' size is checked at every command (callHandler); this
 	// brake catches what grows between commands (for ((;;)); do x=$x$x;
@@ -135,7 +144,8 @@ func (t *Tool) run(parent context.Context, src, dir string, progress func(string
 	defer endWatch()
 
 	// Stop every process when the run is cancelled: SIGTERM to each
-	// process group, SIGKILL after the grace period.
+	// process group and every process of the call's group, SIGKILL after
+	// the grace period.
 	killerDone := make(chan struct{})
 	go func() {
 		defer close(killerDone)
@@ -175,9 +185,12 @@ func (t *Tool) run(parent context.Context, src, dir string, progress func(string
 	}
 	rs.finish()
 	<-killerDone
-	// Whatever is left (background jobs, daemons a script started) dies
-	// with the call.
-	rs.signalAll(true)
+	// Whatever is left (background jobs, daemons a script started, a
+	// process that called setsid itself) dies with the call: the process
+	// groups at once, then every process of the call's group, wherever
+	// it went.
+	rs.signalGroups(true)
+	rs.closeGroup()
 
 	o.output, o.total, o.dropped = rs.out.close()
 	o.duration = time.Since(start)
@@ -230,11 +243,32 @@ func (rs *runState) finish() {
 	}
 }
 
-func (rs *runState) signalAll(kill bool) {
+// signalGroups signals every process group the call started.
+func (rs *runState) signalGroups(kill bool) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	for p := range rs.procs {
 		signalGroup(p, kill)
+	}
+	return len(rs.procs) > 0
+}
+
+// signalAll signals every process group the call started, and every
+// process of the call wherever it went.
+func (rs *runState) signalAll(kill bool) {
+	if rs.signalGroups(kill) {
+		sig := syscall.SIGTERM
+		if kill {
+			sig = syscall.SIGKILL
+		}
+		rs.group.Signal(sig)
+	}
+}
+
+// closeGroup kills what is left of the call's processes and reaps them.
+func (rs *runState) closeGroup() {
+	if left := rs.group.Close(); left > 0 {
+		rs.t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
 	}
 }
 
@@ -509,7 +543,7 @@ func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path st
 		return rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: fmt.Sprintf("more than %d programs running at once (a fork bomb?)", rs.t.cfg.MaxProcs)})
 	}
 	defer rs.live.Add(-1)
-	cmd, err := rs.t.conf.Command(path, args, execEnv(hc.Env))
+	cmd, err := rs.t.conf.CommandIn(rs.group, path, args, execEnv(hc.Env))
 	if err != nil {
 		return err
 	}
@@ -530,7 +564,7 @@ func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path st
 	err = cmd.Start()
 	for delay := time.Millisecond; isETXTBSY(err) && delay < 300*time.Millisecond; delay *= 2 {
 		time.Sleep(delay)
-		cmd, _ = rs.t.conf.Command(path, args, execEnv(hc.Env))
+		cmd, _ = rs.t.conf.CommandIn(rs.group, path, args, execEnv(hc.Env))
 		cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Dir, nil, rs.writer(hc.Stdout), rs.writer(hc.Stderr)
 		if hc.Stdin != nil {
 			cmd.Stdin = hc.Stdin
@@ -542,6 +576,7 @@ func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path st
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
 		return interp.ExitStatus(126)
 	}
+	rs.group.Started(cmd.Process.Pid)
 	rs.mu.Lock()
 	rs.procs[cmd.Process] = struct{}{}
 	rs.mu.Unlock()
@@ -549,6 +584,7 @@ func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path st
 		signalGroup(cmd.Process, false)
 	}
 	err = cmd.Wait()
+	rs.group.Waited(cmd.Process.Pid)
 	var ee *exec.ExitError
 	switch {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
@@ -657,7 +693,7 @@ func (rs *runState) openWrite(path, dir string, flag int, perm os.FileMode) (io.
 			if err != nil {
 				break
 			}
-			return openBeneath(root, rel, flag, perm)
+			return sandbox.OpenBeneath(root, rel, flag, perm)
 		}
 	}
 	// CheckWrite passed, so this is a path the policy allows elsewhere

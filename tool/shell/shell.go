@@ -17,16 +17,19 @@
 //  3. Every program runs confined by the kernel (package sandbox: Landlock
 //     on Linux): it may write only inside the workspace and a private temp
 //     directory, whatever it is — a script file, python -c, make — and in
-//     its own session, so that a timeout, a cancel or the end of the call
-//     stops it and everything it started.
+//     its own session, tagged as the call's (sandbox.Group), so that a
+//     timeout, a cancel or the end of the call stops it and everything it
+//     started, also what detached itself (setsid, a double fork).
 //
 // The policy refuses, in every approval mode, yolo included: deleting or
 // writing the filesystem root, the home directory, system directories or
 // anything outside the workspace; sudo, su and the like; disk, device and
 // kernel writers (mkfs, dd of=/dev/…, mount); shutdown and reboot;
-// kill -1; fork bombs; and code it cannot check (a shell reading commands
-// from its input, xargs rm). Each refusal names its rule and says what to do
-// instead.
+// kill -1; fork bombs; requests that a daemon run code outside the sandbox
+// (containers given the machine, compose files, systemctl start, D-Bus
+// calls, at and cron); and code it cannot check (a shell reading commands
+// from its input, xargs rm). Each refusal names its rule and says what to
+// do instead.
 //
 // Each call has a timeout, an output cap (the start and the end are kept),
 // a limit past which a flooding command is stopped, an environment without
@@ -224,6 +227,12 @@ func New(cfg Config) (*Tool, error) {
 		MaxProcs:    cfg.MaxProcs * 4,
 	}
 	t.status = t.conf.Status()
+	// Processes a command starts and that detach themselves (setsid, a
+	// double fork) are adopted by Hearth, so that they can be found and
+	// stopped when the call ends (sandbox.Group).
+	if err := sandbox.AdoptOrphans(); err != nil {
+		t.status.Note += "; processes that detach themselves from a command may outlive it (" + err.Error() + ")"
+	}
 	env, removed := ScrubEnv(cfg.Env, cfg.KeepEnv)
 	t.env = childEnv(env, tmp, t.status.Active, t.policy.Writable)
 	cfg.Logger.Info("run_shell_command", "sandbox", t.status.Note, "secrets_removed", len(removed))

@@ -1,61 +1,78 @@
 // Package atomicfile writes files so that a reader (or a crash) sees either
-// the old content or the new, never half of it.
+// the old content or the new, never half of it, and so that the file lands
+// where it was checked to go.
+//
+// The file tools check a path (sandbox.Workspace.Resolve) and write it from
+// Hearth's own process, which the OS sandbox does not confine. Between the
+// check and the write, a process that can change the workspace (one left
+// running by a shell command, a file watcher) could swap a directory of the
+// path for a symlink to somewhere outside. WriteBeneath therefore does not
+// write by path: it opens the file's directory by file descriptor below the
+// workspace root (openat2 RESOLVE_BENEATH on Linux, see
+// sandbox.OpenDirBeneath) and does everything else relative to that
+// descriptor.
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 )
 
-// Write replaces the file at path with data: a temporary file in the same
-// directory is written, synced and renamed over it. An existing file keeps
-// its permission bits; a new one gets perm. The directory must exist.
-func Write(path string, data []byte, perm fs.FileMode) error {
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", path)
-		}
-		perm = fi.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+// WriteBeneath replaces the file at path with data. path must be absolute,
+// free of symlinks and inside root (as sandbox.Workspace.Resolve returns
+// it). It works by file descriptors:
+//
+//   - the file's directory is opened below root, each component resolved by
+//     the kernel beneath root's descriptor and none of them a symlink;
+//     missing directories are made on the way, each in its parent's
+//     descriptor (sandbox.OpenDirBeneath);
+//   - check, when not nil, is given the file's path as the kernel names the
+//     opened directory now (so a directory exchanged for another after the
+//     caller's check is seen), and its error refuses the write;
+//   - a temporary file is made in that directory (openat O_CREAT|O_EXCL),
+//     written, given its mode, synced, and renamed over the file (renameat,
+//     within the directory), then the directory is synced;
+//   - check is asked again after the rename; should the directory have been
+//     moved where the file may not be (out of root, or into a protected
+//     directory), the new file is removed and an error returned.
+//
+// An existing file keeps its permission bits; a new one gets perm. A path
+// whose final component is not a regular file (a symlink, a directory) is
+// refused.
+//
+// On Linux, the kernel's path for the directory comes from /proc/self/fd;
+// where it cannot be read, and outside Linux, check is given path as the
+// caller checked it. Outside Linux, the directory is opened through
+// os.Root, which keeps every step below root but follows symlinks that stay
+// below it.
+func WriteBeneath(root, path string, data []byte, perm fs.FileMode, check func(path string) error) error {
+	root, path = filepath.Clean(root), filepath.Clean(path)
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s is not a file inside %s", path, root)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".hearth-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return writeBeneath(root, path, filepath.Dir(rel), filepath.Base(rel), data, perm, check)
 }
+
+// tempName returns a name for the temporary file beside name: hidden,
+// random, and short enough for any file system however long name is.
+func tempName(name string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	return "." + name + ".hearth-" + hex.EncodeToString(b[:])
+}
+
+// notRegular is the error for a path that is not a regular file.
+func notRegular(path string) error {
+	return fmt.Errorf("%s is not a regular file", path)
+}
+
+var errMoved = errors.New("the directory was moved while the file was written; the new file was removed")

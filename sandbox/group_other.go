@@ -1,0 +1,23 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// AdoptOrphans does nothing outside Linux.
+func AdoptOrphans() error { return nil }
+
+// NewGroup returns a Group, which outside Linux tracks nothing: only
+// process groups are killed there.
+func NewGroup() *Group { return &Group{} }
+
+func (g *Group) limits() (uint64, uint64) { return 0, 0 }
+
+// Signal does nothing outside Linux.
+func (g *Group) Signal(sig syscall.Signal) int { return 0 }
+
+// Owns is false outside Linux.
+func (g *Group) Owns(pid int) bool { return false }
+
+// Close does nothing outside Linux.
+func (g *Group) Close() int { return 0 }

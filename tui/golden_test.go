@@ -1,0 +1,133 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/tool"
+)
+
+// The golden views are 80×24 with NO_COLOR and a fixed clock: the files
+// under testdata are what a person would see (go test ./tui -update
+// rewrites them after an intended change).
+
+const goldenAnswer = "Here is the fix:\n\n```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```\n\n- it **adds**\n- it returns\n"
+
+func TestGoldenViews(t *testing.T) {
+	call := func(id, name, args string) agent.Event {
+		return agent.Event{Type: agent.EventToolCall, ID: id, Name: name, Args: json.RawMessage(args)}
+	}
+	cases := []struct {
+		name string
+		play func(f *fixture)
+	}{
+		{"welcome", func(f *fixture) {}},
+		{"thinking-live", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "why does the test fail?"})
+			f.events(agent.Event{Type: agent.EventThinkingStart},
+				agent.Event{Type: agent.EventThinkingDelta, Text: "The test compares floats with ==. I should look at the assertion and suggest a tolerance."})
+			f.tick(2 * time.Second)
+			f.send(tickMsg{})
+		}},
+		{"answer-streamed", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "fix add"})
+			f.events(agent.Event{Type: agent.EventThinkingStart}, agent.Event{Type: agent.EventThinkingDelta, Text: "Simple."})
+			f.tick(1500 * time.Millisecond)
+			for _, c := range chunks(goldenAnswer, 5) {
+				f.events(agent.Event{Type: agent.EventTextDelta, Text: c})
+			}
+			f.events(agent.Event{Type: agent.EventUsage, InputTokens: 3000, OutputTokens: 276}, agent.Event{Type: agent.EventDone, DoneReason: agent.DoneStop, Text: goldenAnswer})
+			f.m.endJob()
+			f.m.ctxLen = 32768
+			f.send(tickMsg{})
+		}},
+		{"thinking-expanded", func(f *fixture) {
+			f.busyTurn()
+			f.events(agent.Event{Type: agent.EventThinkingDelta, Text: "First I read the file.\nThen I fix it."}, agent.Event{Type: agent.EventTextDelta, Text: "Done."},
+				agent.Event{Type: agent.EventDone, DoneReason: agent.DoneStop})
+			f.m.endJob()
+			f.press("ctrl+t")
+		}},
+		{"approval", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "run the tests"})
+			f.events(call("c1", "run_shell_command", `{"command":"go test ./..."}`),
+				agent.Event{Type: agent.EventApprovalRequired, ID: "c1", Name: "run_shell_command", Reason: "run `go test ./...`"})
+			f.send(approvalMsg{req: agent.Request{ID: "c1", Tool: "run_shell_command", Kind: tool.Execute, Reason: "run `go test ./...`"}, reply: make(chan agent.Answer, 1)})
+		}},
+		{"approval-edit", func(f *fixture) {
+			f.busyTurn()
+			f.events(call("c1", "edit", `{"file_path":"a.go","old_string":"x := 1","new_string":"x := 2"}`),
+				agent.Event{Type: agent.EventApprovalRequired, ID: "c1", Name: "edit", Reason: "edit a.go"})
+			f.send(approvalMsg{req: agent.Request{ID: "c1", Tool: "edit", Kind: tool.Edit, Reason: "edit a.go (1 change)"}, reply: make(chan agent.Answer, 1)})
+			f.press("down")
+		}},
+		{"tool-running", func(f *fixture) {
+			f.busyTurn()
+			f.events(call("c1", "run_shell_command", `{"command":"make test"}`))
+			for i := 1; i <= 14; i++ {
+				f.events(agent.Event{Type: agent.EventToolOutput, ID: "c1", Text: strings.Repeat("=", i) + " step\n"})
+			}
+			f.tick(3200 * time.Millisecond)
+			f.send(tickMsg{})
+		}},
+		{"tool-done-diff", func(f *fixture) {
+			f.busyTurn()
+			f.events(call("c1", "edit", `{"file_path":"calc/add.go"}`))
+			f.tick(200 * time.Millisecond)
+			f.events(agent.Event{Type: agent.EventToolResult, ID: "c1", Name: "edit", OK: true, Output: "ok",
+				Display: "--- calc/add.go\n+++ calc/add.go\n@@ -1,4 +1,4 @@\n package calc\n \n-func Add(a, b int) int { return a - b }\n+func Add(a, b int) int { return a + b }\n"},
+				call("c2", "read_file", `{"file_path":"/etc/shadow"}`),
+				agent.Event{Type: agent.EventToolResult, ID: "c2", Name: "read_file", OK: false, Error: "refused to read /etc/shadow: it is outside the workspace ~/project"})
+		}},
+		{"completion", func(f *fixture) {
+			f.typeText("/s")
+		}},
+		{"cancelled", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "write a long story"})
+			f.events(agent.Event{Type: agent.EventTextDelta, Text: "Once upon a time there was a"})
+			f.press("esc")
+			f.events(agent.Event{Type: agent.EventDone, DoneReason: agent.DoneCancelled})
+			f.send(turnDoneMsg{})
+		}},
+		{"unreachable", func(f *fixture) {
+			f.send(healthMsg{err: errString("ollama health: connection refused; is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST")})
+		}},
+		{"narrow", func(f *fixture) {
+			f.send(tea.WindowSizeMsg{Width: 44, Height: 24})
+			f.busyTurn()
+			for _, c := range chunks(goldenAnswer, 7) {
+				f.events(agent.Event{Type: agent.EventTextDelta, Text: c})
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, 80, 24)
+			tc.play(f)
+			f.golden(tc.name)
+		})
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// chunks cuts s into pieces of n bytes, as a model streams it.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
+}
