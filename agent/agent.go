@@ -66,6 +66,10 @@ type Agent struct {
 	// Approvals remembers "allow always" answers; share one across the
 	// turns of a session. Nil: a Run remembers its own answers only.
 	Approvals *Approvals
+	// Prepare, if set, runs at the start of each Run, before the first
+	// model call: the app waits there for MCP servers still starting, so
+	// that the first prompt is offered their tools.
+	Prepare func(ctx context.Context)
 }
 
 // Result is what a Run produced.
@@ -96,6 +100,9 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, emit func(Event)
 	r := &run{a: a, ctx: ctx, emit: emit, res: &Result{}, approvals: a.Approvals}
 	if r.approvals == nil {
 		r.approvals = &Approvals{}
+	}
+	if a.Prepare != nil {
+		a.Prepare(ctx)
 	}
 	r.loop(history)
 	ev := Event{Type: EventDone, DoneReason: r.res.Reason, Text: r.res.Text}
@@ -436,7 +443,7 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 			return false, "", "", "refused: " + err.Error()
 		}
 	}
-	res, err := safeRun(r.ctx, a.log(), t, call)
+	res, err := safeRun(withScope(r.ctx, r, tc), a.log(), t, call)
 	if h := a.Hooks.After; h != nil {
 		h(r.ctx, call, tc.Name, res, err)
 	}

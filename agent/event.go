@@ -74,6 +74,10 @@ type Event struct {
 	InputTokens, OutputTokens int
 	// done
 	DoneReason DoneReason
+	// Nested, on a tool_output event, is an event of a sub-agent that the
+	// call runs (see SubAgent); Text then renders it in a line, or is
+	// empty for events a plain UI need not show.
+	Nested *Event
 }
 
 // MarshalJSON writes the event in the contract's shape, "type" first.
@@ -90,6 +94,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"args", rawOrEmpty(e.Args)}, kv{"reason", e.Reason})
 	case EventToolOutput:
 		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"text", e.Text})
+		if e.Nested != nil {
+			f = append(f, kv{"event", e.Nested})
+		}
 	case EventToolResult:
 		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"ok", e.OK})
 		if e.OK {

@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/providers"
+	"github.com/hearth-agent/hearth/mcp"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
@@ -48,6 +49,12 @@ type Options struct {
 	Log          *slog.Logger
 	// NoStore skips opening the session store.
 	NoStore bool
+	// NoMCP leaves the configured MCP servers unstarted.
+	NoMCP bool
+	// SubAgents are sub-agents to offer as tools besides the built-in
+	// codebase_investigator (the config's [subagents.NAME] tables, or an
+	// embedding program's own).
+	SubAgents []agent.SubAgentSpec
 }
 
 // App is an assembled agent with its store and tools.
@@ -64,6 +71,9 @@ type App struct {
 	// ModelInfo is what the server said about the model (nil if it could
 	// not be asked).
 	ModelInfo *llm.ModelInfo
+	// MCP runs the configured MCP servers (nil when none is configured):
+	// its Status is for `/mcp` and the API's health.
+	MCP *mcp.Manager
 }
 
 // ConfigError is a problem the user fixes in flags, environment or config
@@ -174,10 +184,20 @@ func New(ctx context.Context, o Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	reg, err := all.Select(tool.Profile{Name: name, Tools: prof.Tools})
+	subs, err := a.addSubAgents(o, all)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	reg, err := all.Select(tool.Profile{Name: name, Tools: builtinPatterns(prof.Tools, cfg.MCPServers)})
 	if err != nil {
 		a.Close()
 		return nil, ConfigError{err}
+	}
+	bindSubAgents(subs, o.SubAgents, reg)
+	if err := a.startMCP(o, prof, reg); err != nil {
+		a.Close()
+		return nil, err
 	}
 
 	system := prof.SystemPrompt
@@ -188,6 +208,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	a.Agent = &agent.Agent{
 		Provider: a.Provider, Model: pc.Model, System: system, Tools: reg, Mode: mode,
 		MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think), Logger: o.Log, Approvals: &agent.Approvals{},
+	}
+	if a.MCP != nil {
+		a.Agent.Prepare = a.MCP.Prepare
 	}
 	if cfg.Compression > 0 {
 		a.Agent.CompressAt = cfg.Compression
@@ -246,6 +269,9 @@ func (a *App) LearnModel(ctx context.Context) {
 // Close releases the store and the tools.
 func (a *App) Close() error {
 	var errs []error
+	if a.MCP != nil {
+		errs = append(errs, a.MCP.Close())
+	}
 	if a.Tools != nil {
 		errs = append(errs, a.Tools.Close())
 	}

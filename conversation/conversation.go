@@ -195,6 +195,8 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 			after(ctx, c, name, res, err)
 		}
 	}
+	// Sub-agents run by this turn link their sessions to this one.
+	ctx = agent.WithSessionID(ctx, out.SessionID)
 	res := a.Run(ctx, history, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
 			lastOutput = ev.OutputTokens

@@ -43,6 +43,13 @@ if [ -z "${HEARTH_OLLAMA_URL:-}" ] && [ "${HEARTH_SKIP_PEER:-0}" != 1 ]; then
   fi
 fi
 
+log "MCP test servers (npm)"
+if HEARTH_MCP_SERVERS=$(scripts/mcp-servers.sh); then
+  export HEARTH_MCP_SERVERS
+else
+  echo "could not install the npm MCP servers: the MCP integration tests will skip"
+fi
+
 log "go test -race ./..."
 go test -race -count=1 ./...
 

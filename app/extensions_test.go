@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/mcp"
+)
+
+func TestCodebaseInvestigatorOffered(t *testing.T) {
+	o, _ := setup(t, "", "", nil)
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, ok := a.Agent.Tools.Get(agent.InvestigatorName); !ok {
+		t.Errorf("headless tools: %s", names(a))
+	}
+	if a.MCP != nil || a.Agent.Prepare != nil {
+		t.Error("an MCP manager without servers")
+	}
+	o.Mode = "api"
+	b, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, ok := b.Agent.Tools.Get(agent.InvestigatorName); ok {
+		t.Error("the api profile names its tools: the investigator is not among them")
+	}
+}
+
+func TestConfiguredSubAgents(t *testing.T) {
+	o, _ := setup(t, "", "", nil)
+	o.SubAgents = []agent.SubAgentSpec{
+		{Name: "reviewer", Description: "reviews code", Prompt: "You review."},
+		{Name: "runner", Description: "runs things", Prompt: "You run.", Tools: []string{"run_shell_command"}},
+	}
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	rv, ok := a.Agent.Tools.Get("reviewer")
+	if !ok {
+		t.Fatalf("tools: %s", names(a))
+	}
+	s := rv.(*agent.SubAgent)
+	if strings.Join(s.Select, ",") != "read_file,read_many_files,list_directory,glob,grep_search" || s.Tools != a.Agent.Tools {
+		t.Errorf("reviewer: %v", s.Select)
+	}
+	rn, _ := a.Agent.Tools.Get("runner")
+	if rn.Kind().String() != "execute" {
+		t.Errorf("runner kind %s", rn.Kind())
+	}
+	o.SubAgents = []agent.SubAgentSpec{{Name: "bad"}}
+	if _, err := New(context.Background(), o); err == nil {
+		t.Error("a bad sub-agent spec passed")
+	} else if _, isCfg := err.(ConfigError); !isCfg {
+		t.Errorf("%T %v", err, err)
+	}
+}
+
+func TestMCPServerThatFailsDoesNotStopTheApp(t *testing.T) {
+	user := `
+[mcp_servers.ghost]
+command = "hearth-no-such-mcp-server"
+
+[profiles.mine]
+tools = ["read_file", "ghost__*"]
+`
+	o, _ := setup(t, user, "", nil)
+	o.Profile = "mine"
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.MCP == nil || a.Agent.Prepare == nil {
+		t.Fatal("no MCP manager")
+	}
+	a.Agent.Prepare(context.Background())
+	st := a.MCP.Status()
+	if len(st) != 1 || st[0].State != mcp.StateFailed || !strings.Contains(st[0].Error, "not installed") {
+		t.Errorf("%+v", st)
+	}
+	if names(a) != "read_file" {
+		t.Errorf("tools: %s", names(a))
+	}
+}
+
+func TestMCPToolsInTheProfile(t *testing.T) {
+	dir := os.Getenv("HEARTH_MCP_SERVERS")
+	if dir == "" {
+		t.Skip("set HEARTH_MCP_SERVERS=$(scripts/mcp-servers.sh) to run against the real npm MCP servers")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node")
+	}
+	js := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	user := `
+[mcp_servers.everything]
+command = "node"
+args = ["` + js + `", "stdio"]
+exclude_tools = ["get-env"]
+
+[profiles.mine]
+tools = ["read_file", "everything__*", "!everything__toggle*"]
+`
+	o, _ := setup(t, user, "", nil)
+	o.Profile = "mine"
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Agent.Prepare(context.Background())
+	got := names(a)
+	if !strings.Contains(got, "everything__echo") || strings.Contains(got, "toggle") || strings.Contains(got, "get-env") || !strings.HasPrefix(got, "read_file,") {
+		t.Errorf("tools: %s", got)
+	}
+	pid := a.MCP.Status()[0].PID
+	a.Close()
+	if pid == 0 || exec.Command("kill", "-0", strconv.Itoa(pid)).Run() == nil {
+		t.Errorf("server process %d outlived the app", pid)
+	}
+}
