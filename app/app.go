@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -183,6 +184,17 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		a.Close()
 		return nil, err
+	}
+	// Sub-agents from the config join those the caller gave.
+	names := make([]string, 0, len(cfg.SubAgents))
+	for n := range cfg.SubAgents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		sa := cfg.SubAgents[n]
+		o.SubAgents = append(o.SubAgents, agent.SubAgentSpec{Name: n, Description: sa.Description, Prompt: sa.Prompt,
+			Tools: sa.Tools, Model: sa.Model, MaxTurns: sa.MaxTurns, OutputSchema: sa.OutputSchema, Scratchpad: sa.Scratchpad})
 	}
 	subs, err := a.addSubAgents(o, all)
 	if err != nil {

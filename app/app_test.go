@@ -172,3 +172,26 @@ func TestProjectNotesStayInTheWorkspace(t *testing.T) {
 		t.Errorf("system prompt: %q", a.Agent.System[len(a.Agent.System)-100:])
 	}
 }
+
+func TestSubAgentsFromConfigFile(t *testing.T) {
+	user := `
+[subagents.reviewer]
+description = "Reviews a diff and lists problems."
+prompt = "You review code. Report problems only."
+tools = ["read_file", "grep_search"]
+max_turns = 5
+`
+	o, _ := setup(t, user, "", nil)
+	a, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if !strings.Contains(names(a), "reviewer") || !strings.Contains(names(a), "codebase_investigator") {
+		t.Errorf("tools: %s", names(a))
+	}
+	o2, _ := setup(t, "[subagents.bad]\nprompt = \"x\"", "", nil)
+	if _, err := New(context.Background(), o2); err == nil || !strings.Contains(err.Error(), "description") {
+		t.Errorf("a sub-agent without a description: %v", err)
+	}
+}

@@ -29,6 +29,8 @@ type Config struct {
 	Providers      map[string]Provider  `toml:"providers"`
 	Profiles       map[string]Profile   `toml:"profiles"`
 	MCPServers     map[string]MCPServer `toml:"mcp_servers"`
+	// SubAgents are agents the main agent can hand a task to, as tools.
+	SubAgents map[string]SubAgent `toml:"subagents"`
 	// Compression is the share of the context window at which older turns
 	// are summarised (default 0.7).
 	Compression float64 `toml:"compression_threshold"`
@@ -88,6 +90,24 @@ type Profile struct {
 	Network *bool `toml:"network"`
 	// Think asks the model to reason: "on", "off", "low", "medium", "high".
 	Think string `toml:"think"`
+}
+
+// SubAgent is a specialised agent the main agent can call as a tool: its
+// own prompt, tools, model and turn limit, and optionally a structured
+// report checked against a JSON Schema.
+type SubAgent struct {
+	// Description tells the main model what it is for. Required.
+	Description string `toml:"description"`
+	// Prompt is its system prompt. Required.
+	Prompt string `toml:"prompt"`
+	// Tools are patterns over the main agent's tools; empty: the
+	// read-only file tools.
+	Tools        []string `toml:"tools"`
+	Model        string   `toml:"model"`
+	MaxTurns     int      `toml:"max_turns"`
+	OutputSchema string   `toml:"output_schema"`
+	// Scratchpad, above 0, makes it keep notes every that many calls.
+	Scratchpad int `toml:"scratchpad"`
 }
 
 // MCPServer is an MCP server whose tools Hearth offers.
@@ -318,6 +338,7 @@ func (c *Config) merge(o *Config) {
 	c.Providers = mergeMap(c.Providers, o.Providers)
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)
 	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)
+	c.SubAgents = mergeMap(c.SubAgents, o.SubAgents)
 }
 
 func mergeMap[V any](a, b map[string]V) map[string]V {
@@ -378,6 +399,16 @@ func (c *Config) check() error {
 			return fmt.Errorf("mcp server %q: give either command (stdio) or url (HTTP)", name)
 		}
 	}
+	for name, sa := range c.SubAgents {
+		switch {
+		case !validName(name):
+			return fmt.Errorf("subagent %q: use letters, digits, _ or - in the name", name)
+		case name == "codebase_investigator":
+			return fmt.Errorf("subagent %q: that name is built in; choose another", name)
+		case strings.TrimSpace(sa.Description) == "" || strings.TrimSpace(sa.Prompt) == "":
+			return fmt.Errorf("subagent %q: give it a description (for the main model) and a prompt", name)
+		}
+	}
 	if c.Compression < 0 || c.Compression >= 1 {
 		return fmt.Errorf("compression_threshold %v: want a share of the window between 0 and 1, e.g. 0.7", c.Compression)
 	}
@@ -394,4 +425,16 @@ func keys[V any](m map[string]V) []string {
 		return []string{"none configured"}
 	}
 	return out
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
