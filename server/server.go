@@ -1,0 +1,215 @@
+// Package server is Hearth's HTTP API, the backend of the web UI and of any
+// program that drives Hearth over HTTP. Under /v1 it serves sessions
+// (create, list, search, show, rename, delete), turns whose events stream as
+// Server-Sent Events in the event contract of docs/events.md (with
+// reconnection by Last-Event-ID), cancellation, approvals, the model list,
+// provider health and token usage; outside /v1 it serves the web UI's static
+// files. The OpenAPI document (openapi.json, served at /v1/openapi.json) is
+// the reference for every route; docs/api.md explains how to use them.
+//
+// It is safe by default: every /v1 request needs the bearer token; the Host
+// header must name the loopback interface (or a configured name) with the
+// listening port, which defeats DNS rebinding; requests from other origins
+// are refused; request bodies are size-limited; and a session runs one turn
+// at a time (a second gets 409 Conflict, it never interleaves).
+//
+// Turns do not belong to the connection that started them: a client that
+// goes away can reconnect and get every event it missed. A turn ends when the
+// model has answered, when it is cancelled (POST /v1/sessions/{id}/cancel),
+// when an approval waits longer than Options.ApprovalTimeout, or when the
+// server is closed.
+package server
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/session"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultApprovalTimeout = 15 * time.Minute
+	DefaultKeepEvents      = 5 * time.Minute
+	DefaultMaxTurnEvents   = 4 << 20
+)
+
+// Options configure a Server.
+type Options struct {
+	// Agent is the configured agent each turn copies: provider, model,
+	// system prompt, the API profile's tools and approval mode. Required.
+	Agent *agent.Agent
+	// Store keeps the sessions. Required.
+	Store session.Store
+	// Token is the bearer token every /v1 request must carry. Required.
+	Token string
+	// AllowedHosts are names accepted in the Host header besides
+	// localhost, 127.0.0.1 and [::1] ("hearth.lan", or "hearth.lan:443"
+	// for a name served on another port, behind a proxy). A name without a
+	// port must come with the listening port.
+	AllowedHosts []string
+	// AllowedOrigins are origins other than the server's own allowed to
+	// call the API from a browser ("https://app.example",
+	// "wails://wails"); they get CORS headers.
+	AllowedOrigins []string
+	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// Workspace is recorded on the sessions the API creates.
+	Workspace string
+	// ProviderURL is the model server's address, reported by
+	// GET /v1/health when the server cannot be reached.
+	ProviderURL string
+	// Titles asks the model for a title for each new session (an extra,
+	// short model call); otherwise the title is the start of the first
+	// message.
+	Titles bool
+	// ApprovalTimeout is how long a turn waits for an answer to an
+	// approval before the call is denied (0: DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// KeepEvents is how long a finished turn's events stay available to
+	// clients that reconnect (0: DefaultKeepEvents).
+	KeepEvents time.Duration
+	// MaxTurnEvents bounds the bytes of events kept per turn for
+	// reconnection; past it the oldest are dropped (0:
+	// DefaultMaxTurnEvents).
+	MaxTurnEvents int
+	// Assets are the web UI's files (nil: the UI embedded in the binary).
+	Assets fs.FS
+	// Version is reported by GET /v1/health.
+	Version string
+	Log     *slog.Logger
+}
+
+// Server serves the API. It is an http.Handler; Close it when done.
+type Server struct {
+	o       Options
+	agent   *agent.Agent
+	store   session.Store
+	log     *slog.Logger
+	mux     *http.ServeMux
+	assets  fs.FS
+	hosts   map[string]bool // allowed Host names (lower case, with or without port)
+	origins map[string]bool
+
+	ctx     context.Context // ends when the server closes
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // running turns
+	streams atomic.Int64   // open event streams
+
+	mu        sync.Mutex
+	closed    bool
+	turns     map[string]*turn            // by session: the running or last kept turn
+	pending   map[string][]*pending       // approvals waiting, by call id
+	approvals map[string]*agent.Approvals // "allow always" answers, by session
+	// known holds sessions seen to exist (created, listed, read, run), so
+	// that starting a turn need not ask the store first. A session deleted
+	// by another process while listed here is created again by its next
+	// turn, empty.
+	known map[string]bool
+}
+
+// New returns a Server for o.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.Agent == nil:
+		return nil, errors.New("server: no agent")
+	case o.Agent.Provider == nil:
+		return nil, errors.New("server: the agent has no provider")
+	case o.Store == nil:
+		return nil, errors.New("server: no session store")
+	case len(o.Token) < 16:
+		return nil, errors.New("server: the API token must be at least 16 characters (LoadOrCreateToken makes one)")
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.ApprovalTimeout <= 0 {
+		o.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if o.KeepEvents <= 0 {
+		o.KeepEvents = DefaultKeepEvents
+	}
+	if o.MaxTurnEvents <= 0 {
+		o.MaxTurnEvents = DefaultMaxTurnEvents
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{o: o, agent: o.Agent, store: o.Store, log: o.Log, assets: o.Assets,
+		turns: map[string]*turn{}, pending: map[string][]*pending{}, approvals: map[string]*agent.Approvals{}, known: map[string]bool{}}
+	if s.assets == nil {
+		s.assets = embeddedUI()
+	}
+	var err error
+	if s.hosts, err = hostSet(o.AllowedHosts); err != nil {
+		return nil, err
+	}
+	if s.origins, err = originSet(o.AllowedOrigins); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mux = http.NewServeMux()
+	for _, rt := range routes {
+		s.mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+	}
+	s.mux.HandleFunc("/v1/", s.notFound)
+	s.mux.HandleFunc("/", s.static)
+	return s, nil
+}
+
+// ServeHTTP checks the request (Host, Origin, token, body size) and routes
+// it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.guard(s.mux).ServeHTTP(w, r)
+}
+
+// Close cancels the running turns, waits for them to finish (they save
+// what they have, and their streams get their last events), then ends every
+// event stream. New turns are refused from the start. The store and the
+// agent are the caller's to close.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, t := range s.turns {
+		t.cancel()
+		if t.evict != nil {
+			t.evict.Stop()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.cancel()
+	return nil
+}
+
+// route is one API endpoint.
+type route struct {
+	Method, Path string
+	handle       func(s *Server, w http.ResponseWriter, r *http.Request)
+}
+
+// routes are the API's endpoints; openapi.json documents each (a test
+// checks that they agree).
+var routes = []route{
+	{"GET", "/v1/sessions", (*Server).listSessions},
+	{"POST", "/v1/sessions", (*Server).createSession},
+	{"GET", "/v1/sessions/{id}", (*Server).getSession},
+	{"PATCH", "/v1/sessions/{id}", (*Server).patchSession},
+	{"DELETE", "/v1/sessions/{id}", (*Server).deleteSession},
+	{"POST", "/v1/sessions/{id}/turns", (*Server).postTurn},
+	{"GET", "/v1/sessions/{id}/events", (*Server).getEvents},
+	{"POST", "/v1/sessions/{id}/cancel", (*Server).cancelTurn},
+	{"POST", "/v1/approvals/{id}", (*Server).answerApproval},
+	{"GET", "/v1/models", (*Server).listModels},
+	{"GET", "/v1/health", (*Server).health},
+	{"GET", "/v1/usage", (*Server).usage},
+	{"GET", "/v1/openapi.json", (*Server).openAPI},
+}

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hearth-agent/hearth/session"
+)
+
+// maxTitle bounds a session title, in characters.
+const maxTitle = 200
+
+// sessionJSON is a session as the API shows it.
+type sessionJSON struct {
+	session.Session
+	// RunningTurn is the id of the turn running now ("" when none).
+	RunningTurn string `json:"running_turn,omitempty"`
+}
+
+// sessionDetail is GET /v1/sessions/{id}: the session with its history.
+type sessionDetail struct {
+	sessionJSON
+	Messages []session.Message `json:"messages"`
+	ToolRuns []session.ToolRun `json:"tool_runs"`
+}
+
+// remember notes sessions seen to exist.
+func (s *Server) remember(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.known[id] = true
+	}
+}
+
+// exists reports whether the session exists, asking the store only about
+// sessions not seen yet.
+func (s *Server) exists(ctx context.Context, id string) error {
+	s.mu.Lock()
+	known := s.known[id]
+	s.mu.Unlock()
+	if known {
+		return nil
+	}
+	if _, err := s.store.Get(ctx, id); err != nil {
+		return err
+	}
+	s.remember(id)
+	return nil
+}
+
+func (s *Server) runningTurn(id string) string {
+	s.mu.Lock()
+	t := s.turns[id]
+	s.mu.Unlock()
+	if t == nil || t.finished() {
+		return ""
+	}
+	return t.id
+}
+
+// storeError answers a failure of the store: 404 for a missing session.
+func (s *Server) storeError(w http.ResponseWriter, id string, err error) {
+	if errors.Is(err, session.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no session %s: list them with GET /v1/sessions, or create one with POST /v1/sessions", id))
+		return
+	}
+	s.log.Error("session store", "session", id, "error", err)
+	writeError(w, http.StatusInternalServerError, "store_error", "the session store failed: "+err.Error())
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("limit=%q: give a number of sessions, such as limit=50", v))
+			return
+		}
+		limit = n
+	}
+	list, err := s.store.List(r.Context(), session.ListOptions{Limit: limit, Query: q.Get("q")})
+	if err != nil {
+		s.storeError(w, "", err)
+		return
+	}
+	out := make([]sessionJSON, 0, len(list))
+	for _, se := range list {
+		s.remember(se.ID)
+		out = append(out, sessionJSON{Session: se, RunningTurn: s.runningTurn(se.ID)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+}
+
+// titleBody is the body of POST and PATCH /v1/sessions.
+type titleBody struct {
+	Title *string `json:"title"`
+}
+
+func checkTitle(w http.ResponseWriter, title string) (string, bool) {
+	title = strings.TrimSpace(title)
+	if utf8.RuneCountInString(title) > maxTitle || strings.ContainsAny(title, "\n\r") {
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("the title must be one line of at most %d characters", maxTitle))
+		return "", false
+	}
+	return title, true
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var body titleBody
+	if !decodeJSON(w, r, &body, true, `{"title": "Fix the parser"}`) {
+		return
+	}
+	se := session.Session{Provider: s.agent.Provider.Kind(), Model: s.agent.Model, Workspace: s.o.Workspace}
+	if body.Title != nil {
+		t, ok := checkTitle(w, *body.Title)
+		if !ok {
+			return
+		}
+		se.Title = t
+	}
+	if err := s.store.Create(r.Context(), &se); err != nil {
+		s.storeError(w, se.ID, err)
+		return
+	}
+	s.remember(se.ID)
+	w.Header().Set("Location", "/v1/sessions/"+se.ID)
+	writeJSON(w, http.StatusCreated, sessionJSON{Session: se})
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	se, err := s.store.Get(ctx, id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	s.remember(id)
+	msgs, err := s.store.Messages(ctx, id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	runs, err := s.store.ToolRuns(ctx, id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	d := sessionDetail{sessionJSON: sessionJSON{Session: *se, RunningTurn: s.runningTurn(id)},
+		Messages: session.InOrder(msgs), ToolRuns: runs}
+	if d.Messages == nil {
+		d.Messages = []session.Message{}
+	}
+	if d.ToolRuns == nil {
+		d.ToolRuns = []session.ToolRun{}
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body titleBody
+	if !decodeJSON(w, r, &body, false, `{"title": "Fix the parser"}`) {
+		return
+	}
+	if body.Title == nil {
+		writeError(w, http.StatusBadRequest, "bad_request", `nothing to change: send {"title": "…"}`)
+		return
+	}
+	title, ok := checkTitle(w, *body.Title)
+	if !ok {
+		return
+	}
+	if err := s.store.Rename(r.Context(), id, title); err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	se, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionJSON{Session: *se, RunningTurn: s.runningTurn(id)})
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	// Holding s.mu keeps a turn from starting while the session goes.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.turns[id]; t != nil && !t.finished() {
+		writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf("session %s is running turn %s: cancel it first (POST /v1/sessions/%s/cancel)", id, t.id, id))
+		return
+	}
+	if err := s.store.Delete(r.Context(), id); err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			delete(s.known, id)
+		}
+		s.storeError(w, id, err)
+		return
+	}
+	if t := s.turns[id]; t != nil && t.evict != nil {
+		t.evict.Stop()
+	}
+	delete(s.turns, id)
+	delete(s.approvals, id)
+	delete(s.known, id)
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,708 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/session"
+)
+
+// Timings of event streams (variables for tests).
+var (
+	// heartbeat is how often an idle stream gets a comment line, so that
+	// proxies keep it open and a vanished client is noticed.
+	heartbeat = 15 * time.Second
+	// writeTimeout bounds one write to a stream: a client that stops
+	// reading is dropped instead of holding a goroutine.
+	writeTimeout = 30 * time.Second
+	// finishWait is how long a new turn, or a delete, waits for the
+	// previous turn to finish once its done event was sent (it may still be
+	// saving, or asking the model for a title).
+	finishWait = 30 * time.Second
+	// cancelWait is how long POST …/cancel waits for the turn to end.
+	cancelWait = 10 * time.Second
+)
+
+// turn is one turn of a session, running or recently finished, with the
+// events it produced: kept so that a client that lost its connection can
+// reconnect and get what it missed.
+type turn struct {
+	s       *Server
+	id      string
+	session string
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu     sync.Mutex
+	frames [][]byte // encoded SSE frames; frames[i] has seq first+i
+	first  int      // seq of frames[0]
+	next   int      // seq of the next event (events count from 1)
+	size   int      // bytes in frames
+	// doneSeq is the seq of the done event (0 until it is sent); reason
+	// its reason.
+	doneSeq int
+	reason  agent.DoneReason
+	// done is set when the turn has returned; err is why it could not
+	// start (only when it sent no event).
+	done bool
+	err  error
+	// wake is closed and replaced whenever something changes.
+	wake chan struct{}
+
+	evict *time.Timer // forgets the finished turn; guarded by s.mu
+}
+
+func (s *Server) newTurn(sessionID string) *turn {
+	t := &turn{s: s, id: newTurnID(), session: sessionID, first: 1, next: 1, wake: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(s.ctx)
+	return t
+}
+
+func newTurnID() string {
+	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+	var b [10]byte
+	rand.Read(b[:])
+	out := []byte("t-")
+	for _, c := range b {
+		out = append(out, alphabet[int(c)%len(alphabet)])
+	}
+	return string(out)
+}
+
+// running reports whether the turn has events still to come.
+func (t *turn) running() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.doneSeq == 0 && !t.done
+}
+
+// finished reports whether the turn has returned.
+func (t *turn) finished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.done
+}
+
+// waitFinished waits up to d for the turn to return.
+func (t *turn) waitFinished(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		done, wake := t.done, t.wake
+		t.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// emit records one event of the turn and wakes its streams.
+func (t *turn) emit(ev agent.Event) {
+	if ev.Type == agent.EventApprovalRequired {
+		// Registered before any client can see the event, so that an
+		// answer cannot arrive before the approval exists.
+		t.s.addPending(t, ev.ID)
+	}
+	t.mu.Lock()
+	t.appendLocked(ev)
+	t.mu.Unlock()
+}
+
+func (t *turn) appendLocked(ev agent.Event) {
+	data, err := ev.MarshalJSON() // compact already: no second pass
+	if err != nil {
+		t.s.log.Error("encoding an event", "type", ev.Type, "error", err)
+		return
+	}
+	seq := t.next
+	t.next++
+	frame := make([]byte, 0, len(data)+len(t.id)+20)
+	frame = append(frame, "id: "...)
+	frame = append(frame, t.id...)
+	frame = append(frame, '.')
+	frame = strconv.AppendInt(frame, int64(seq), 10)
+	frame = append(frame, "\ndata: "...)
+	frame = append(frame, data...)
+	frame = append(frame, "\n\n"...)
+	t.frames = append(t.frames, frame)
+	t.size += len(frame)
+	for t.size > t.s.o.MaxTurnEvents && len(t.frames) > 1 {
+		t.size -= len(t.frames[0])
+		t.frames[0] = nil
+		t.frames = t.frames[1:]
+		t.first++
+	}
+	if ev.Type == agent.EventDone {
+		t.doneSeq, t.reason = seq, ev.DoneReason
+	}
+	t.broadcastLocked()
+}
+
+func (t *turn) broadcastLocked() {
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+// finish marks the turn returned. A turn that sent events but no done (it
+// panicked) gets an error and a done, so that every stream ends in the
+// contract's way.
+func (t *turn) finish(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.next > 1 && t.doneSeq == 0 {
+		msg := "the turn ended unexpectedly"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		t.appendLocked(agent.Event{Type: agent.EventError, Code: "agent_error", Error: msg})
+		t.appendLocked(agent.Event{Type: agent.EventDone, DoneReason: agent.DoneError})
+	}
+	if t.next == 1 {
+		t.err = err
+		if t.err == nil {
+			t.err = errors.New("the turn ended before it started")
+		}
+	}
+	t.done = true
+	t.broadcastLocked()
+}
+
+// turnRequest is the body of POST /v1/sessions/{id}/turns.
+type turnRequest struct {
+	// Message is the user's message.
+	Message string `json:"message"`
+	// Context is shown to the model with this turn only, and not kept in
+	// the session: a string, or any JSON value (sent as its JSON text).
+	Context json.RawMessage `json:"context,omitempty"`
+	// Model, when set, answers this turn instead of the server's model.
+	Model string `json:"model,omitempty"`
+}
+
+const turnExample = `{"message": "why does the build fail?", "context": "the user is looking at build.log"}`
+
+// contextText turns the context field into the text the model sees.
+func contextText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body turnRequest
+	if !decodeJSON(w, r, &body, false, turnExample) {
+		return
+	}
+	if strings.TrimSpace(body.Message) == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "the message is empty: send "+turnExample)
+		return
+	}
+	ctxText, err := contextText(body.Context)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "context: "+err.Error())
+		return
+	}
+	if s.agent.Model == "" && body.Model == "" {
+		writeError(w, http.StatusBadRequest, "no_model", `no model is chosen: send "model" with the turn (GET /v1/models lists them), or start hearth serve with --model`)
+		return
+	}
+	t, busy, err := s.startTurn(r.Context(), id)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "shutting_down", err.Error())
+		return
+	case busy != nil:
+		s.busy(w, id, busy.id)
+		return
+	}
+	if err := s.exists(r.Context(), id); err != nil {
+		s.abandon(t)
+		s.storeError(w, id, err)
+		return
+	}
+	go s.run(t, body, ctxText)
+
+	// Answer once the turn has begun (the session is locked and the
+	// message saved), so that a failure to start gets a status code.
+	if !t.waitStarted(r.Context()) {
+		return
+	}
+	t.mu.Lock()
+	started, startErr := t.next > 1, t.err
+	t.mu.Unlock()
+	if !started {
+		switch {
+		case errors.Is(startErr, session.ErrBusy):
+			writeError(w, http.StatusConflict, "session_busy", startErr.Error())
+		case errors.Is(startErr, session.ErrNotFound):
+			s.storeError(w, id, startErr)
+		default:
+			writeError(w, http.StatusInternalServerError, "turn_failed", "the turn could not start: "+startErr.Error())
+		}
+		return
+	}
+	s.stream(w, r, t, 0)
+}
+
+func (s *Server) busy(w http.ResponseWriter, id, turnID string) {
+	writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf(
+		"session %s is running turn %s: wait for it to end (follow it with GET /v1/sessions/%s/events), or cancel it (POST /v1/sessions/%s/cancel)",
+		id, turnID, id, id))
+}
+
+var errClosed = errors.New("the server is shutting down: start hearth serve again")
+
+// startTurn reserves the session for a new turn. A turn that is still
+// running is returned as busy; one that only finishes (its done event was
+// sent) is waited for.
+func (s *Server) startTurn(ctx context.Context, id string) (t, busy *turn, err error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, errClosed
+		}
+		old := s.turns[id]
+		if old != nil && !old.finished() {
+			s.mu.Unlock()
+			if old.running() || !old.waitFinished(ctx, finishWait) {
+				return nil, old, nil
+			}
+			continue
+		}
+		if old != nil && old.evict != nil {
+			old.evict.Stop()
+		}
+		t := s.newTurn(id)
+		s.turns[id] = t
+		s.wg.Add(1)
+		s.mu.Unlock()
+		return t, nil, nil
+	}
+}
+
+// abandon releases a turn reserved by startTurn that will not run.
+func (s *Server) abandon(t *turn) {
+	s.mu.Lock()
+	if s.turns[t.session] == t {
+		delete(s.turns, t.session)
+	}
+	s.mu.Unlock()
+	t.cancel()
+	s.wg.Done()
+}
+
+// waitStarted waits until the turn has sent an event or returned; false
+// if the client or the server went first.
+func (t *turn) waitStarted(ctx context.Context) bool {
+	for {
+		t.mu.Lock()
+		ok, wake := t.next > 1 || t.done, t.wake
+		t.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		case <-t.s.ctx.Done():
+			return false
+		}
+	}
+}
+
+// run performs the turn in its own goroutine: it belongs to the session,
+// not to the connection that asked for it.
+func (s *Server) run(t *turn, req turnRequest, ctxText string) {
+	var err error
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("turn panicked", "session", t.session, "turn", t.id, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", p)
+		}
+		t.finish(err)
+		s.finished(t)
+		s.wg.Done()
+	}()
+	a := *s.agent // this turn's copy
+	a.Approver = approver{s: s, t: t}
+	a.Approvals = s.approvalsOf(t.session)
+	if req.Model != "" {
+		a.Model = req.Model
+	}
+	ct := &conversation.Turn{Store: s.store, Agent: &a, Session: session.Session{ID: t.session},
+		Prompt: llm.Message{Content: req.Message}, Context: ctxText, Titles: s.o.Titles, Log: s.log}
+	var out *conversation.Outcome
+	out, err = ct.Run(t.ctx, t.emit)
+	if err != nil && out != nil {
+		// The turn ran and its events went out; the store failed
+		// on the way.
+		s.log.Error("turn", "session", t.session, "turn", t.id, "error", err)
+	}
+}
+
+// finished forgets a turn that could not start at once, and one that ran
+// after KeepEvents.
+func (s *Server) finished(t *turn) {
+	t.cancel()
+	s.dropPending(t)
+	t.mu.Lock()
+	startFailed := t.next == 1
+	t.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turns[t.session] != t {
+		return
+	}
+	if startFailed || s.closed {
+		delete(s.turns, t.session)
+		return
+	}
+	t.evict = time.AfterFunc(s.o.KeepEvents, func() {
+		s.mu.Lock()
+		if s.turns[t.session] == t {
+			delete(s.turns, t.session)
+		}
+		s.mu.Unlock()
+	})
+}
+
+func (s *Server) approvalsOf(sessionID string) *agent.Approvals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.approvals[sessionID]
+	if a == nil {
+		a = &agent.Approvals{}
+		s.approvals[sessionID] = a
+	}
+	return a
+}
+
+// stream sends the turn's events after seq `after` as Server-Sent Events,
+// live, until the turn returns or the client or the server goes.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *turn, after int) {
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Hearth-Turn-Id", t.id)
+	h.Set("Hearth-Session-Id", t.session)
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	deadline := func() { rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }
+	deadline()
+	if _, err := io.WriteString(w, "retry: 1000\n\n"); err != nil || rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	cursor := after
+	var batch [][]byte
+	for {
+		t.mu.Lock()
+		if cursor+1 < t.first {
+			// Dropped while this client lagged: end the stream; a
+			// reconnect is told the events are gone.
+			t.mu.Unlock()
+			return
+		}
+		batch = append(batch[:0], t.frames[cursor+1-t.first:]...)
+		cursor = t.next - 1
+		// The stream ends when the turn has returned: by then everything
+		// is saved (the title too), so a client that reloads the session
+		// finds it whole.
+		end := t.done
+		wake := t.wake
+		t.mu.Unlock()
+		if len(batch) > 0 {
+			deadline()
+			for _, f := range batch {
+				if _, err := w.Write(f); err != nil {
+					return
+				}
+			}
+			if rc.Flush() != nil {
+				return
+			}
+			clear(batch)
+		}
+		if end {
+			return
+		}
+		select {
+		case <-wake:
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			deadline()
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// parseEventID reads an event id, "TURN.SEQ".
+func parseEventID(s string) (turnID string, seq int, ok bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return s[:i], n, true
+}
+
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	s.mu.Lock()
+	t := s.turns[id]
+	s.mu.Unlock()
+	after := 0
+	if last != "" {
+		tid, seq, ok := parseEventID(last)
+		if !ok {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("Last-Event-ID %q is not an event id of this API (TURN.SEQ, as sent in the id: field)", last))
+			return
+		}
+		if t == nil || t.id != tid {
+			writeError(w, http.StatusGone, "events_gone", fmt.Sprintf("the events of turn %s are no longer kept (it ended over %s ago, or another turn began): reload the session with GET /v1/sessions/%s", tid, s.o.KeepEvents, id))
+			return
+		}
+		after = seq
+	} else if t == nil {
+		if _, err := s.store.Get(r.Context(), id); err != nil {
+			s.storeError(w, id, err)
+			return
+		}
+		writeError(w, http.StatusNotFound, "no_turn", fmt.Sprintf("no turn is running in session %s, nor ended recently: start one with POST /v1/sessions/%s/turns, or read the history with GET /v1/sessions/%s", id, id, id))
+		return
+	}
+	t.mu.Lock()
+	first, next := t.first, t.next
+	t.mu.Unlock()
+	switch {
+	case after > next-1:
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("Last-Event-ID %q is past the last event of turn %s (%d)", last, t.id, next-1))
+		return
+	case after < first-1 && last != "":
+		writeError(w, http.StatusGone, "events_gone", fmt.Sprintf("the events of turn %s before %d are no longer kept (the turn is very long): reload the session with GET /v1/sessions/%s", t.id, first, id))
+		return
+	case after < first-1:
+		after = first - 1
+	}
+	s.stream(w, r, t, after)
+}
+
+func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	t := s.turns[id]
+	s.mu.Unlock()
+	if t == nil || !t.running() {
+		if _, err := s.store.Get(r.Context(), id); err != nil {
+			s.storeError(w, id, err)
+			return
+		}
+		writeError(w, http.StatusConflict, "not_running", fmt.Sprintf("no turn is running in session %s", id))
+		return
+	}
+	t.cancel()
+	finished := t.waitFinished(r.Context(), cancelWait)
+	t.mu.Lock()
+	reason := t.reason
+	t.mu.Unlock()
+	status := http.StatusOK
+	if !finished {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, map[string]any{"session_id": id, "turn_id": t.id, "finished": finished, "reason": reason})
+}
+
+// pending is an approval a turn waits for.
+type pending struct {
+	t        *turn
+	id       string
+	ch       chan agent.Answer // buffered: an answer never blocks
+	answered bool              // guarded by s.mu
+}
+
+func (s *Server) addPending(t *turn, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[id] = append(s.pending[id], &pending{t: t, id: id, ch: make(chan agent.Answer, 1)})
+}
+
+func (s *Server) findPending(t *turn, id string) *pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pending[id] {
+		if p.t == t {
+			return p
+		}
+	}
+	return nil
+}
+
+func (s *Server) removePending(p *pending) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.pending[p.id]
+	for i, q := range list {
+		if q == p {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.pending, p.id)
+	} else {
+		s.pending[p.id] = list
+	}
+}
+
+// dropPending forgets whatever approvals a finished turn left.
+func (s *Server) dropPending(t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, list := range s.pending {
+		kept := list[:0:0]
+		for _, p := range list {
+			if p.t != t {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			delete(s.pending, id)
+		} else {
+			s.pending[id] = kept
+		}
+	}
+}
+
+// approver answers a turn's approvals with what clients post to
+// /v1/approvals/{id}.
+type approver struct {
+	s *Server
+	t *turn
+}
+
+func (a approver) Approve(ctx context.Context, req agent.Request) (agent.Answer, error) {
+	p := a.s.findPending(a.t, req.ID)
+	if p == nil { // not announced by an event: cannot be answered
+		return agent.Answer{}, errors.New("the approval was not announced")
+	}
+	defer a.s.removePending(p)
+	timer := time.NewTimer(a.s.o.ApprovalTimeout)
+	defer timer.Stop()
+	select {
+	case ans := <-p.ch:
+		return ans, nil
+	case <-ctx.Done():
+		return agent.Answer{}, ctx.Err()
+	case <-timer.C:
+		return agent.Answer{Decision: agent.Deny, Message: fmt.Sprintf("no one answered within %s", a.s.o.ApprovalTimeout)}, nil
+	}
+}
+
+// approvalBody is the body of POST /v1/approvals/{id}.
+type approvalBody struct {
+	Decision string `json:"decision"`
+	// Message goes to the model with a denial (why, what to do instead).
+	Message string `json:"message,omitempty"`
+	// SessionID picks the approval when two sessions wait on the same
+	// call id.
+	SessionID string `json:"session_id,omitempty"`
+}
+
+func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body approvalBody
+	if !decodeJSON(w, r, &body, false, `{"decision": "allow"}`) {
+		return
+	}
+	var d agent.Decision
+	switch body.Decision {
+	case "allow":
+		d = agent.Allow
+	case "deny":
+		d = agent.Deny
+	case "always":
+		d = agent.AllowAlways
+	default:
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf(`decision %q: use "allow", "deny" or "always" (allow this tool for the rest of the session)`, body.Decision))
+		return
+	}
+	s.mu.Lock()
+	var found []*pending
+	for _, p := range s.pending[id] {
+		if body.SessionID == "" || p.t.session == body.SessionID {
+			found = append(found, p)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
+		return
+	case len(found) > 1:
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "ambiguous_approval", fmt.Sprintf(`several sessions wait for an approval of call %s: add "session_id" to the body`, id))
+		return
+	case found[0].answered:
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "already_answered", fmt.Sprintf("the approval of call %s was already answered", id))
+		return
+	}
+	p := found[0]
+	p.answered = true
+	p.ch <- agent.Answer{Decision: d, Message: body.Message}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "session_id": p.t.session, "turn_id": p.t.id, "decision": body.Decision})
+}
