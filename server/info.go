@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/hearth-agent/hearth/mcp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -59,6 +60,9 @@ type healthJSON struct {
 	Model        *modelHealth   `json:"model,omitempty"`
 	Tools        []string       `json:"tools"`
 	ApprovalMode string         `json:"approval_mode"`
+	// MCP lists the MCP servers and their state (absent when none is
+	// configured); a failed one makes the status "degraded".
+	MCP []mcp.ServerStatus `json:"mcp,omitempty"`
 }
 
 type providerHealth struct {
@@ -114,6 +118,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 				out.Model.Available = true
 				out.Model.ContextLength = mi.ContextLength
 				out.Model.Capabilities = mi.Capabilities
+			}
+		}
+	}
+	if s.o.MCP != nil {
+		out.MCP = s.o.MCP()
+		for _, st := range out.MCP {
+			if st.State == mcp.StateFailed || st.State == mcp.StateCrashed {
+				out.Status = "degraded"
 			}
 		}
 	}

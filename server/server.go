@@ -23,6 +23,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/hearth-agent/hearth/mcp"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -83,6 +84,8 @@ type Options struct {
 	MaxTurnEvents int
 	// Assets are the web UI's files (nil: the UI embedded in the binary).
 	Assets fs.FS
+	// MCP, if set, reports the MCP servers' state for GET /v1/health.
+	MCP func() []mcp.ServerStatus
 	// Version is reported by GET /v1/health.
 	Version string
 	Log     *slog.Logger

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/hearth-agent/hearth/mcp"
 	"io"
 	"net/http"
 	"slices"
@@ -304,5 +305,24 @@ func TestDefaultsAndModes(t *testing.T) {
 	}
 	if f.api.o.MaxBodyBytes != DefaultMaxBodyBytes || f.api.o.KeepEvents != DefaultKeepEvents || f.api.o.ApprovalTimeout != DefaultApprovalTimeout {
 		t.Errorf("defaults %+v", f.api.o)
+	}
+}
+
+func TestHealthReportsMCPServers(t *testing.T) {
+	status := []mcp.ServerStatus{
+		{Name: "files", Transport: "stdio", State: mcp.StateReady, Tools: []string{"files__read"}},
+		{Name: "search", Transport: "http", State: mcp.StateFailed, Error: "nothing answers at http://127.0.0.1:1/mcp"},
+	}
+	f := newFixture(t, func(o *Options) { o.MCP = func() []mcp.ServerStatus { return status } })
+	var h healthJSON
+	f.call("GET", "/v1/health", nil, http.StatusOK, &h)
+	if h.Status != "degraded" || len(h.MCP) != 2 || h.MCP[1].Error == "" || h.MCP[0].Tools[0] != "files__read" {
+		t.Errorf("%+v", h)
+	}
+	status = status[:1]
+	h = healthJSON{}
+	f.call("GET", "/v1/health", nil, http.StatusOK, &h)
+	if h.Status != "ok" {
+		t.Errorf("all MCP servers ready, status %q", h.Status)
 	}
 }

@@ -382,25 +382,25 @@ func (m *Model) listTools() {
 
 func (m *Model) listMCP() {
 	cfg := m.app.Config
-	if cfg == nil || len(cfg.MCPServers) == 0 {
-		m.notice(noticeInfo, "MCP is not configured yet: add servers under [mcp_servers.NAME] in config.toml (command = \"…\" for stdio, or url = \"…\").", nil)
+	if cfg == nil || len(cfg.MCPServers) == 0 || m.app.MCP == nil {
+		m.notice(noticeInfo, "MCP is not configured yet: add servers with `hearth mcp add`, or under [mcp_servers.NAME] in config.toml (command = \"…\" for stdio, or url = \"…\").", nil)
 		return
 	}
-	var names []string
-	for n := range cfg.MCPServers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	// The manager's state is in memory: no I/O here.
 	var body []string
-	for _, n := range names {
-		s := cfg.MCPServers[n]
-		where := s.URL
-		if where == "" {
-			where = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+	for _, st := range m.app.MCP.Status() {
+		line := m.th.key.Render(st.Name) + "  " + string(st.State)
+		switch {
+		case st.Error != "":
+			line += "  " + m.th.muted.Render(st.Error)
+		case len(st.Tools) > 0:
+			line += "  " + m.th.muted.Render(fmt.Sprintf("%d tools: %s", len(st.Tools), strings.Join(st.Tools, ", ")))
+		default:
+			line += "  " + m.th.muted.Render(st.Target)
 		}
-		body = append(body, m.th.key.Render(n)+"  "+m.th.muted.Render(where))
+		body = append(body, line)
 	}
-	m.notice(noticeInfo, "MCP servers configured (this version of the terminal UI does not connect to them yet, so their tools are not offered):", body)
+	m.notice(noticeInfo, "MCP servers (their tools are offered as server__tool):", body)
 }
 
 func (m *Model) showStats() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-agent/hearth/mcp"
 	"log/slog"
 	"net"
 	"net/http"
@@ -130,7 +131,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	log := o.Log
 	api, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, AllowedHosts: hosts, AllowedOrigins: f.allowOrigins,
 		MaxBodyBytes: f.maxBody, Workspace: h.Workspace.Root(), ProviderURL: h.ProviderConfig.BaseURL, Titles: true,
-		Version: buildinfo.Version, Log: log})
+		Version: buildinfo.Version, Log: log, MCP: mcpStatus(h.MCP)})
 	if err != nil {
 		return usageError{err}
 	}
@@ -191,4 +192,13 @@ func (a *app) apiToken(paths config.Paths) (token, where string, err error) {
 		return tok, "new, kept in " + path + " (readable by you only)", nil
 	}
 	return tok, "kept in " + path, nil
+}
+
+// mcpStatus is the MCP servers' state for the API's health (nil when none
+// is configured).
+func mcpStatus(m *mcp.Manager) func() []mcp.ServerStatus {
+	if m == nil {
+		return nil
+	}
+	return m.Status
 }
