@@ -4,26 +4,24 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/glamour/v2"
-	"charm.land/glamour/v2/ansi"
-	gstyles "charm.land/glamour/v2/styles"
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
-	cstyles "github.com/alecthomas/chroma/v2/styles"
 	xansi "github.com/charmbracelet/x/ansi"
+
+	syntax "github.com/hearth-agent/hearth/tui/internal/highlight"
 )
 
 // codeChunk is how many lines of an open code block are highlighted
 // together: a long block streams as chunks rendered once each.
 const codeChunk = 24
 
-// mdRenderer renders Markdown blocks at one width with one theme. Glamour
-// renders prose; fenced code is highlighted with chroma directly, so that a
-// long code block can be rendered in chunks as it streams.
+// mdRenderer renders Markdown blocks at one width with one theme: prose
+// with goldmark (mdrender.go), fenced code highlighted with chroma
+// directly, so that a long code block can be rendered in chunks as it
+// streams.
 type mdRenderer struct {
 	width int
 	th    *theme
-	tr    *glamour.TermRenderer
+	md    mdStyles
 	style *chroma.Style
 	// gen changes whenever the output of the renderer would (width,
 	// theme): caches keyed on it are dropped.
@@ -34,31 +32,9 @@ var rendererGen int
 
 func newMDRenderer(width int, th *theme) *mdRenderer {
 	rendererGen++
-	r := &mdRenderer{width: max(width, 10), th: th, gen: rendererGen}
-	var cfg ansi.StyleConfig
-	switch th.markdown {
-	case "light":
-		cfg = gstyles.LightStyleConfig
-	case "notty":
-		// No colours, but bold and italic are not colours.
-		cfg = gstyles.NoTTYStyleConfig
-		yes := true
-		cfg.Strong = ansi.StylePrimitive{Bold: &yes}
-		cfg.Emph = ansi.StylePrimitive{Italic: &yes}
-		cfg.Strikethrough = ansi.StylePrimitive{CrossedOut: &yes}
-	default:
-		cfg = gstyles.DarkStyleConfig
-	}
-	zero := uint(0)
-	cfg.Document.Margin = &zero
-	cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = "", ""
-	cfg.Document.Color = nil // the terminal's own foreground
-	tr, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(r.width))
-	if err == nil {
-		r.tr = tr
-	}
+	r := &mdRenderer{width: max(width, 10), th: th, md: newMDStyles(th), gen: rendererGen}
 	if !th.noColor {
-		r.style = cstyles.Get(th.chroma)
+		r.style = syntax.Style(th.chroma)
 	}
 	return r
 }
@@ -66,18 +42,7 @@ func newMDRenderer(width int, th *theme) *mdRenderer {
 // text renders a Markdown block (no fenced code) into lines without
 // trailing padding or surrounding blank lines.
 func (r *mdRenderer) text(src string) []string {
-	if r.tr == nil {
-		return wrapPlain(src, r.width)
-	}
-	out, err := r.tr.Render(src)
-	if err != nil {
-		return wrapPlain(src, r.width)
-	}
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		lines[i] = trimStyledRight(l)
-	}
-	return trimBlankLines(lines)
+	return trimBlankLines(r.markdown(src))
 }
 
 // code highlights lines of code in language lang. first adds the label
@@ -115,11 +80,7 @@ func (r *mdRenderer) code(lang string, src string, first bool) []string {
 
 // highlight tokenises src and returns its lines with ANSI colours.
 func highlight(lang, src string, style *chroma.Style) []string {
-	lx := lexers.Get(lang)
-	if lx == nil {
-		lx = lexers.Fallback
-	}
-	lx = chroma.Coalesce(lx)
+	lx := chroma.Coalesce(syntax.Lexer(lang))
 	it, err := lx.Tokenise(nil, src)
 	if err != nil {
 		return strings.Split(src, "\n")
@@ -157,7 +118,7 @@ func highlight(lang, src string, style *chroma.Style) []string {
 }
 
 // trimStyledRight removes trailing spaces, including runs of spaces wrapped
-// in SGR sequences (glamour pads every line to the wrap width).
+// in SGR sequences.
 func trimStyledRight(s string) string {
 	for {
 		s = strings.TrimRight(s, " ")

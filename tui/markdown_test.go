@@ -120,3 +120,48 @@ func TestHighlightKeepsText(t *testing.T) {
 		t.Errorf("line %q", got)
 	}
 }
+
+func TestMarkdownRendering(t *testing.T) {
+	r := newMDRenderer(40, newTheme(true, true))
+	plain := func(src string) string {
+		var b strings.Builder
+		for _, l := range r.text(src) {
+			b.WriteString(xansi.Strip(l) + "\n")
+		}
+		return b.String()
+	}
+	cases := []struct{ name, in, want string }{
+		{"heading", "## Step 1\n", "## Step 1\n"},
+		{"emphasis and code", "a **b** *c* ~~d~~ `e f` \\*g\\* &amp;\n", "a b c d `e f` *g* &\n"},
+		{"link", "see [docs](https://x.dev) and <https://y.dev>\n", "see docs https://x.dev and https://y.dev\n"},
+		{"wrap", "one two three four five six seven eight nine ten eleven\n", "one two three four five six seven eight\nnine ten eleven\n"},
+		{"list", "- a\n  - b\n- c long enough to wrap at forty columns wide\n", "• a\n  • b\n• c long enough to wrap at forty columns\n  wide\n"},
+		{"ordered", "3. three\n4. four\n", "3. three\n4. four\n"},
+		{"quote", "> q\n>\n> r\n", "│ q\n│\n│ r\n"},
+		{"rule", "---\n", strings.Repeat("─", 40) + "\n"},
+		{"table", "| a | b |\n|---|--:|\n| x | `y` |\n| long cell | 1 |\n", " a         │   b\n───────────┼─────\n x         │ `y`\n long cell │   1\n"},
+		{"not a table", "a | b\nc\n", "a | b c\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := plain(tc.in); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// A styled span broken across lines is closed and reopened, so that every
+// line can be drawn alone.
+func TestWrapStyled(t *testing.T) {
+	r := newMDRenderer(20, newTheme(true, false))
+	lines := r.text("**bold words that wrap around**\n")
+	if len(lines) < 2 {
+		t.Fatalf("not wrapped: %q", lines)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "\x1b[1m") || !strings.HasSuffix(l, "\x1b[m") {
+			t.Errorf("line %q does not stand alone", l)
+		}
+	}
+}

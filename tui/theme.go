@@ -26,10 +26,9 @@ type theme struct {
 	statusBar, statusWarn lipgloss.Style
 	selected              lipgloss.Style
 
-	// chroma style name for code
+	// chroma style name for code: "github-dark" or "github" (see
+	// internal/highlight)
 	chroma string
-	// glamour style: "dark", "light" or "notty"
-	markdown string
 }
 
 // newTheme builds the styles for a dark or light background.
@@ -54,7 +53,6 @@ func newTheme(dark, noColor bool) *theme {
 		t.statusBar = s()
 		t.statusWarn = s().Bold(true)
 		t.selected = s().Reverse(true)
-		t.markdown = "notty"
 		return t
 	}
 	ld := lipgloss.LightDark(dark)
@@ -90,9 +88,9 @@ func newTheme(dark, noColor bool) *theme {
 	t.statusWarn = s().Foreground(t.fail).Bold(true)
 	t.selected = s().Foreground(t.accent).Bold(true)
 	if dark {
-		t.chroma, t.markdown = "github-dark", "dark"
+		t.chroma = "github-dark"
 	} else {
-		t.chroma, t.markdown = "github", "light"
+		t.chroma = "github"
 	}
 	return t
 }

@@ -10,8 +10,8 @@
 // session store, the model server and the file system are reached from
 // commands and worker goroutines.
 //
-// Answers are rendered as Markdown (glamour) with code highlighted by
-// chroma, incrementally: a streamed answer is split into blocks at
+// Answers are rendered as Markdown (parsed by goldmark, drawn by
+// mdrender.go) with code highlighted by chroma, incrementally: a streamed answer is split into blocks at
 // boundaries later text cannot change, completed blocks are rendered once,
 // and only the open tail is rendered again on each update (see mdStream).
 //
@@ -29,6 +29,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	hearthapp "github.com/hearth-agent/hearth/app"
+	syntax "github.com/hearth-agent/hearth/tui/internal/highlight"
 )
 
 // Options configure the terminal UI.
@@ -75,6 +76,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The lexers for code blocks load on first use (about 2 ms); load them
+	// now, off the UI's goroutine, so that the first answer does not wait.
+	go syntax.Warm()
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if o.Input != nil {
 		opts = append(opts, tea.WithInput(o.Input))
