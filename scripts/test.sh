@@ -53,12 +53,6 @@ fi
 log "go test -race ./..."
 go test -race -count=1 ./...
 
-# The terminal UI is wired into the binary only with -tags tui for now
-# (cmd/hearth/tui_off.go says why): test that build too, in tmux.
-log "go vet and the terminal UI's end-to-end tests (-tags tui)"
-go vet -tags tui ./cmd/hearth/
-go test -race -count=1 -tags tui -run 'TUI' ./cmd/hearth/
-
 FUZZTIME=${FUZZTIME:-5s}
 if [ "$FUZZTIME" != 0 ]; then
   log "fuzzing each target for $FUZZTIME"

@@ -17,10 +17,6 @@ import (
 	"github.com/hearth-agent/hearth/session"
 )
 
-// buildTags are the tags the binary under test is built with (the tests
-// built with -tags tui set "tui").
-var buildTags string
-
 // binary builds hearth once for the end-to-end tests.
 var binary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "hearth-e2e-bin-")
@@ -28,7 +24,7 @@ var binary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "hearth")
-	out, err := exec.Command("go", "build", "-tags="+buildTags, "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", &buildError{string(out), err}
 	}

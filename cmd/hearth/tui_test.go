@@ -1,5 +1,3 @@
-//go:build tui
-
 package main
 
 import (
@@ -17,9 +15,6 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/session"
 )
-
-// The binary under test is built with the terminal UI.
-func init() { buildTags = "tui" }
 
 // These tests drive the real binary in tmux against the scripted fake
 // server, as a person at a terminal would: keys in, the screen read back.
