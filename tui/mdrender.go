@@ -53,7 +53,7 @@ func newMDStyles(th *theme) mdStyles {
 	return mdStyles{
 		heading:  s().Foreground(th.info).Bold(true),
 		h1:       s().Foreground(th.accent).Bold(true),
-		code:     s().Foreground(th.accent),
+		code:     s().Foreground(th.accent).Background(th.codeBg),
 		link:     s().Foreground(th.info).Underline(true),
 		linkText: s().Foreground(th.info).Bold(true),
 		quote:    s().Foreground(th.dim),
@@ -277,9 +277,11 @@ func (w *mdWriter) inlineNode(b *strings.Builder, n ast.Node, st lipgloss.Style)
 		text := strings.ReplaceAll(code.String(), "\n", " ")
 		if w.st.noColor {
 			text = "`" + text + "`"
+		} else {
+			text = " " + text + " " // padding inside the background
 		}
-		// Spaces inside code do not break a line (wrapStyled puts them
-		// back).
+		// Spaces inside code, and its padding, do not break a line
+		// (wrapStyled puts them back).
 		b.WriteString(render(inherit(w.st.code, st), strings.ReplaceAll(text, " ", codeSpace)))
 	case *ast.Emphasis:
 		s := st.Italic(true)
@@ -359,13 +361,20 @@ func render(st lipgloss.Style, s string) string {
 		p = append(p, "9")
 	}
 	if c := st.GetForeground(); !isNoColor(c) {
-		r, g, b, _ := c.RGBA()
-		p = append(p, "38;2;"+strconv.Itoa(int(r>>8))+";"+strconv.Itoa(int(g>>8))+";"+strconv.Itoa(int(b>>8)))
+		p = append(p, "38;2;"+rgb(c))
+	}
+	if c := st.GetBackground(); !isNoColor(c) {
+		p = append(p, "48;2;"+rgb(c))
 	}
 	if len(p) == 0 {
 		return s
 	}
 	return "\x1b[" + strings.Join(p, ";") + "m" + s + "\x1b[m"
+}
+
+func rgb(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return strconv.Itoa(int(r>>8)) + ";" + strconv.Itoa(int(g>>8)) + ";" + strconv.Itoa(int(b>>8))
 }
 
 func isNoColor(c color.Color) bool {

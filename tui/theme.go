@@ -14,6 +14,7 @@ type theme struct {
 
 	accent, dim, faint, text color.Color
 	ok, fail, warn, info     color.Color
+	codeBg                   color.Color // behind inline code
 
 	base, muted, subtle, bold lipgloss.Style
 	accentText, okText        lipgloss.Style
@@ -64,6 +65,7 @@ func newTheme(dark, noColor bool) *theme {
 	t.fail = ld(lipgloss.Color("#CF222E"), lipgloss.Color("#F85149"))
 	t.warn = ld(lipgloss.Color("#9A6700"), lipgloss.Color("#E3B341"))
 	t.info = ld(lipgloss.Color("#0969DA"), lipgloss.Color("#58A6FF"))
+	t.codeBg = ld(lipgloss.Color("#EFF1F3"), lipgloss.Color("#30363D"))
 
 	t.base = s().Foreground(t.text)
 	t.muted = s().Foreground(t.dim)
