@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // FindPlaceholder returns the first line of new that stands for code the
@@ -14,7 +15,7 @@ import (
 // Ellipsis) or a placeholder.
 func FindPlaceholder(old, new, path string) (string, bool) {
 	if !strings.Contains(new, "...") && !strings.Contains(new, "…") &&
-		!placeholderWords.MatchString(strings.ToLower(new)) {
+		!placeholderRes().words.MatchString(strings.ToLower(new)) {
 		return "", false
 	}
 	have := map[string]bool{}
@@ -32,10 +33,6 @@ func FindPlaceholder(old, new, path string) (string, bool) {
 	}
 	return "", false
 }
-
-// placeholderWords is a quick filter: a placeholder without an ellipsis
-// says one of these.
-var placeholderWords = regexp.MustCompile(`rest|remain|existing|unchanged|previous|original|same|before|omitted|other|old`)
 
 // Comment markers, start and end.
 var commentForms = [][2]string{
@@ -106,31 +103,50 @@ func ellipsisIsCode(path string) bool {
 	return true
 }
 
-var (
-	ellipsisRe = regexp.MustCompile(`\.\.\.+|…|\. \. \.`)
-	// Words that, beside an ellipsis, say "code left out here".
-	omissionWords = regexp.MustCompile(`\b(rest|existing|unchanged|remaining|remainder|omitted|omit|previous|previously|same|original|unmodified|untouched|skipped|elided|truncated|snip|snipped)\b`)
-	// Whole comments that say it without an ellipsis.
-	omissionPhrases = []*regexp.Regexp{
-		regexp.MustCompile(`^(the )?(rest|remainder) of (the |this |your )?(code|file|function|method|class|implementation|body|module|component|logic|content|contents|program|script|tests?|struct|methods|functions|imports|config|configuration|file contents|code base|page|document|styles?)( (is |are |remains? |stays? |goes |as |left )?(unchanged|the same|as before|as is|here|omitted|untouched|unmodified|below|above))?$`),
-		regexp.MustCompile(`^((keep|keeping|include|insert|add) )?(all )?(the |your )?(existing|previous|original|remaining|other|unchanged|old) (code|implementation|content|contents|logic|methods|functions|imports|tests|fields|cases|lines|properties|props|styles|rules|config|configuration|body|code below|code above|code here|stuff)( (here|unchanged|remains?( the same| unchanged)?|stays?( the same| unchanged)?|as is|as before|omitted|goes here|untouched|below|above))?$`),
-		regexp.MustCompile(`^(everything else|the rest|rest|remaining code|unchanged code|same as before|no other changes|other code)( (is |remains? |stays? )?(unchanged|the same|as before|here))?$`),
+// placeholderPatterns are the expressions FindPlaceholder matches with.
+type placeholderPatterns struct {
+	// words is a quick filter: a placeholder without an ellipsis says one
+	// of these.
+	words *regexp.Regexp
+	// ellipsis finds "...", "…" and ". . .".
+	ellipsis *regexp.Regexp
+	// omission holds the words that, beside an ellipsis, say "code left
+	// out here".
+	omission *regexp.Regexp
+	// phrases are whole comments that say it without an ellipsis.
+	phrases []*regexp.Regexp
+}
+
+// placeholderRes compiles the patterns on first use: every hearth process
+// links this package, few of them edit a file, and compiling at start-up
+// cost each one about 300 KB.
+var placeholderRes = sync.OnceValue(func() *placeholderPatterns {
+	return &placeholderPatterns{
+		words:    regexp.MustCompile(`rest|remain|existing|unchanged|previous|original|same|before|omitted|other|old`),
+		ellipsis: regexp.MustCompile(`\.\.\.+|…|\. \. \.`),
+		omission: regexp.MustCompile(`\b(rest|existing|unchanged|remaining|remainder|omitted|omit|previous|previously|same|original|unmodified|untouched|skipped|elided|truncated|snip|snipped)\b`),
+		phrases: []*regexp.Regexp{
+			regexp.MustCompile(`^(the )?(rest|remainder) of (the |this |your )?(code|file|function|method|class|implementation|body|module|component|logic|content|contents|program|script|tests?|struct|methods|functions|imports|config|configuration|file contents|code base|page|document|styles?)( (is |are |remains? |stays? |goes |as |left )?(unchanged|the same|as before|as is|here|omitted|untouched|unmodified|below|above))?$`),
+			regexp.MustCompile(`^((keep|keeping|include|insert|add) )?(all )?(the |your )?(existing|previous|original|remaining|other|unchanged|old) (code|implementation|content|contents|logic|methods|functions|imports|tests|fields|cases|lines|properties|props|styles|rules|config|configuration|body|code below|code above|code here|stuff)( (here|unchanged|remains?( the same| unchanged)?|stays?( the same| unchanged)?|as is|as before|omitted|goes here|untouched|below|above))?$`),
+			regexp.MustCompile(`^(everything else|the rest|rest|remaining code|unchanged code|same as before|no other changes|other code)( (is |remains? |stays? )?(unchanged|the same|as before|here))?$`),
+		},
 	}
-)
+})
 
 // placeholderComment decides whether a comment's text stands for omitted
 // code. With whole set the comment is the whole line, and looser forms
 // count: a bare ellipsis, or an ellipsis around a few words.
 func placeholderComment(text string, whole bool) bool {
 	t := strings.ToLower(strings.TrimSpace(text))
-	dots := ellipsisRe.FindAllStringIndex(t, -1)
+	res := placeholderRes()
+	dots := res.ellipsis.FindAllStringIndex(t, -1)
 	if len(dots) > 0 {
-		words := strings.TrimSpace(ellipsisRe.ReplaceAllString(t, " "))
+		words := strings.TrimSpace(res.ellipsis.ReplaceAllString(t, " "))
 		if whole && strings.Trim(words, ".,;:()[]{}-_*") == "" {
 			return true // "// ...", "/* ... */", "<!-- ... -->"
 		}
 		atEdge := dots[0][0] == 0 || dots[len(dots)-1][1] == len(t)
-		if atEdge && omissionWords.MatchString(words) {
+		if atEdge && res.omission.MatchString(words) {
 			return true
 		}
 		// "// ... code ...", "# ... snip ...": an ellipsis on both sides.
@@ -141,7 +157,7 @@ func placeholderComment(text string, whole bool) bool {
 	}
 	t = strings.Trim(t, " .,;:!()[]{}-_*")
 	t = strings.Join(strings.Fields(t), " ")
-	for _, re := range omissionPhrases {
+	for _, re := range res.phrases {
 		if re.MatchString(t) {
 			return true
 		}
