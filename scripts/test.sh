@@ -56,11 +56,34 @@ go test -race -count=1 ./...
 FUZZTIME=${FUZZTIME:-5s}
 if [ "$FUZZTIME" != 0 ]; then
   log "fuzzing each target for $FUZZTIME"
+  # fuzz_one runs one target and prints its last line, or all of its output
+  # when it fails. A failing input is written under testdata/fuzz and fails
+  # the run. A failure that left no input behind is the fuzzing engine's own
+  # (a worker starved of CPU on a loaded machine): it is shown, and the
+  # target is run once more.
+  fuzz_one() {
+    local pkg=$1 dir=$2 target=$3 out before after
+    for attempt in 1 2; do
+      before=$({ ls "$dir/testdata/fuzz/$target" 2>/dev/null || true; } | wc -l)
+      if out=$(go test -run='^$' -fuzz="^$target\$" -fuzztime="$FUZZTIME" "$pkg" 2>&1); then
+        echo "$out" | tail -1
+        return 0
+      fi
+      echo "$out"
+      after=$({ ls "$dir/testdata/fuzz/$target" 2>/dev/null || true; } | wc -l)
+      if [ "$after" != "$before" ]; then
+        echo "fuzzing found a failing input: it is in $dir/testdata/fuzz/$target"
+        return 1
+      fi
+      [ "$attempt" = 1 ] && echo "(no failing input was recorded: running $target again)"
+    done
+    return 1
+  }
   for pkg in $(go list ./...); do
     dir=$(go list -f '{{.Dir}}' "$pkg")
     for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
       echo "-- $pkg $target"
-      go test -run='^$' -fuzz="^$target\$" -fuzztime="$FUZZTIME" "$pkg" | tail -1
+      fuzz_one "$pkg" "$dir" "$target"
     done
   done
 fi
