@@ -197,6 +197,14 @@ func TestLongTurnKeepsItsLatestEvents(t *testing.T) {
 	for i := range 20 {
 		parts = append(parts, llmtest.Text(fmt.Sprintf("word%d ", i)))
 		answer += fmt.Sprintf("word%d ", i)
+		if i == 0 {
+			// The first events must still be kept when the client that
+			// started the turn begins reading (under -race on a loaded
+			// machine the whole turn can otherwise outrun it, and the
+			// stream ends before its first event, as a lagging client's
+			// does).
+			parts = append(parts, llmtest.Pause(500*time.Millisecond))
+		}
 	}
 	f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", parts...))
 	st := f.turn(id, map[string]any{"message": "talk"})
