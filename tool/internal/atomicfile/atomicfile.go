@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -76,3 +77,21 @@ func notRegular(path string) error {
 }
 
 var errMoved = errors.New("the directory was moved while the file was written; the new file was removed")
+
+// fill writes data to the new temporary file f, gives it perm, syncs it and
+// closes it, so that the rename that follows publishes whole content.
+func fill(f *os.File, data []byte, perm fs.FileMode) error {
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -77,19 +77,7 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 			unix.Unlinkat(dfd, tmp, 0)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := fill(f, data, perm); err != nil {
 		return err
 	}
 	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {

@@ -59,19 +59,7 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 			d.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := fill(f, data, perm); err != nil {
 		return err
 	}
 	if err := d.Rename(tmp, name); err != nil {
