@@ -164,7 +164,7 @@ func (t Target) FromStatus(op string, status int, header http.Header, body []byt
 		e.RetryAfter = RetryAfter(header, time.Now())
 	case mentionsContextLength(msg) || code == "context_length_exceeded":
 		e.Code = llm.CodeContextLength
-		e.Hint = "shorten the conversation, or raise the model's context length"
+		e.Hint = t.contextHint()
 	case mentionsModelNotFound(msg, code):
 		e.Code = llm.CodeModelNotFound
 	case status == http.StatusNotFound:
@@ -184,13 +184,23 @@ func (t Target) FromStatus(op string, status int, header http.Header, body []byt
 	return e
 }
 
+// contextHint says how to get a conversation that no longer fits the
+// model's window going again, in the terms of the server at hand.
+func (t Target) contextHint() string {
+	const shorten = "the conversation does not fit the model's context window: shorten it (/compress in the terminal UI, or start a new session)"
+	if t.Provider == "ollama" {
+		return shorten + ", set a larger num_ctx for this provider in Hearth's config (up to the length the model was trained on), or use a model with a longer context"
+	}
+	return shorten + ", start the server with a longer context (vLLM --max-model-len, llama.cpp -c, LM Studio's context length setting), or use a model with a longer context"
+}
+
 // FromStream maps an error object a server sent inside a 200 stream.
 func (t Target) FromStream(op, msg, code string) *llm.Error {
 	e := &llm.Error{Provider: t.Provider, Op: op, Message: msg}
 	switch {
 	case mentionsContextLength(msg) || code == "context_length_exceeded":
 		e.Code = llm.CodeContextLength
-		e.Hint = "shorten the conversation, or raise the model's context length"
+		e.Hint = t.contextHint()
 	case mentionsModelNotFound(msg, code):
 		e.Code = llm.CodeModelNotFound
 	default:

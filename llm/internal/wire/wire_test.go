@@ -242,6 +242,25 @@ func TestHints(t *testing.T) {
 	}
 }
 
+// A prompt over the window is told how to fix it on its own server.
+func TestContextLengthHints(t *testing.T) {
+	for _, tc := range []struct {
+		provider, body, want string
+	}{
+		{"ollama", `{"error":"the input length exceeds the context length"}`, "num_ctx"},
+		{"openai", `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","code":400}`, "--max-model-len"},
+	} {
+		tg := Target{Provider: tc.provider}
+		e := tg.FromStatus("chat", 400, nil, []byte(tc.body))
+		if e.Code != llm.CodeContextLength || !strings.Contains(e.Hint, tc.want) || !strings.Contains(e.Hint, "/compress") {
+			t.Errorf("%s over the window: %+v", tc.provider, e)
+		}
+		if e := tg.FromStream("chat", "the input length exceeds the context length", ""); e.Code != llm.CodeContextLength || !strings.Contains(e.Hint, tc.want) {
+			t.Errorf("%s over the window, in the stream: %+v", tc.provider, e)
+		}
+	}
+}
+
 func TestDeadlineIsNotCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
