@@ -185,12 +185,8 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		return err
 	}
 	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
-	h, err := hearthapp.New(ctx, o)
+	h, err := newApp(ctx, o)
 	if err != nil {
-		var ce hearthapp.ConfigError
-		if errors.As(err, &ce) {
-			return usageError{err}
-		}
 		return err
 	}
 	defer h.Close()
@@ -408,4 +404,18 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 		enc.SetIndent("", "  ")
 		enc.Encode(j)
 	}
+}
+
+// newApp assembles Hearth for a command. A mistake in the configuration (a
+// flag, a variable, a config file) is a usage error: exit code 2.
+func newApp(ctx context.Context, o hearthapp.Options) (*hearthapp.App, error) {
+	h, err := hearthapp.New(ctx, o)
+	if err != nil {
+		var ce hearthapp.ConfigError
+		if errors.As(err, &ce) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return h, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/agent"
-	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
 	"github.com/hearth-agent/hearth/server"
@@ -98,12 +97,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	h, err := hearthapp.New(ctx, o)
+	h, err := newApp(ctx, o)
 	if err != nil {
-		var ce hearthapp.ConfigError
-		if errors.As(err, &ce) {
-			return usageError{err}
-		}
 		return err
 	}
 	defer h.Close()

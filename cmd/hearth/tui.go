@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hearth-agent/hearth/agent"
-	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
 	"github.com/hearth-agent/hearth/tui"
 )
@@ -70,12 +68,8 @@ func (a *app) runTUI(ctx context.Context) error {
 	// itself, and --verbose is for headless runs.
 	o.Log = nil
 	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
-	h, err := hearthapp.New(ctx, o)
+	h, err := newApp(ctx, o)
 	if err != nil {
-		var ce hearthapp.ConfigError
-		if errors.As(err, &ce) {
-			return usageError{err}
-		}
 		return err
 	}
 	defer h.Close()
