@@ -154,19 +154,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	a.OnCompact = func(cut int, summary llm.Message) {
 		// Exactly the stored messages that were cut become compacted; the
 		// summary takes their place, before the first message kept.
-		var cutSeqs []int
-		for _, q := range seqs[:cut] {
-			if q > 0 {
-				cutSeqs = append(cutSeqs, q)
-			}
-		}
-		before := 0
-		for _, q := range seqs[cut:] {
-			if q > 0 {
-				before = q
-				break
-			}
-		}
+		cutSeqs, before := compaction(seqs, cut)
 		saved, err := st.Compact(wctx, out.SessionID, cutSeqs, before, session.Message{Message: summary})
 		keep(err)
 		seqs = append([]int{saved.Seq}, seqs[cut:]...)
@@ -306,6 +294,24 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// compaction says which stored messages a compression that cut the first
+// cut messages of the history replaces, and the seq of the first stored
+// message kept, before which the summary goes (0: none is kept). seqs holds
+// each history message's seq, 0 for one not stored.
+func compaction(seqs []int, cut int) (cutSeqs []int, before int) {
+	for _, q := range seqs[:cut] {
+		if q > 0 {
+			cutSeqs = append(cutSeqs, q)
+		}
+	}
+	for _, q := range seqs[cut:] {
+		if q > 0 {
+			return cutSeqs, q
+		}
+	}
+	return cutSeqs, 0
+}
+
 // Compress summarises the older part of a stored session now (a /compress
 // command), keeping about keep tokens of recent messages. It takes the
 // session lock like a turn.
@@ -325,19 +331,7 @@ func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, 
 	if err != nil {
 		return err
 	}
-	var cutSeqs []int
-	for _, q := range seqs[:cut] {
-		if q > 0 {
-			cutSeqs = append(cutSeqs, q)
-		}
-	}
-	before := 0
-	for _, q := range seqs[cut:] {
-		if q > 0 {
-			before = q
-			break
-		}
-	}
+	cutSeqs, before := compaction(seqs, cut)
 	_, err = st.Compact(context.WithoutCancel(ctx), id, cutSeqs, before, session.Message{Message: summary})
 	return err
 }
