@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/hearth-agent/hearth/tool"
 )
 
 // Config is the merged configuration.
@@ -401,7 +403,7 @@ func (c *Config) check() error {
 	}
 	for name, sa := range c.SubAgents {
 		switch {
-		case !validName(name):
+		case !tool.ValidName(name): // it becomes a tool name
 			return fmt.Errorf("subagent %q: use letters, digits, _ or - in the name", name)
 		case name == "codebase_investigator":
 			return fmt.Errorf("subagent %q: that name is built in; choose another", name)
@@ -425,16 +427,4 @@ func keys[V any](m map[string]V) []string {
 		return []string{"none configured"}
 	}
 	return out
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }

@@ -35,8 +35,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 	return r, nil
 }
 
-// validName is what every provider accepts as a function name.
-func validName(s string) bool {
+// ValidName reports whether s is a tool name every provider accepts as a
+// function name: 1 to 64 letters, digits, _ or -.
+func ValidName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
@@ -51,7 +52,7 @@ func validName(s string) bool {
 // Add registers t. Its name must be unique and its schema valid.
 func (r *Registry) Add(t Tool) error {
 	spec := t.Spec()
-	if !validName(spec.Name) {
+	if !ValidName(spec.Name) {
 		return fmt.Errorf("tool name %q: use 1 to 64 letters, digits, _ or -", spec.Name)
 	}
 	rs, err := resolveSchema(spec.Parameters)
