@@ -108,6 +108,9 @@ func TestParseErrors(t *testing.T) {
 		{"compression_threshold = 1.5", "between 0 and 1"},
 		{"[providers.a.models.m]\ncapabilities = [\"telepathy\"]", "unknown capability"},
 		{"this is not toml", "x.toml:1"},
+		{"[subagents.\"code review\"]\ndescription = \"d\"\nprompt = \"p\"", "letters, digits"},
+		{"[subagents.codebase_investigator]\ndescription = \"d\"\nprompt = \"p\"", "built in"},
+		{"[subagents.reviewer]\nprompt = \"p\"", "description"},
 	}
 	for _, tc := range tests {
 		c, err := Parse("x.toml", []byte(tc.toml))
