@@ -2,6 +2,9 @@ module github.com/hearth-agent/hearth
 
 go 1.26.0
 
+// The web UI's npm packages are not Go code (some ship .go files).
+ignore ./web/node_modules
+
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4

@@ -54,6 +54,12 @@ else
   echo "could not install the npm MCP servers: the MCP integration tests will skip"
 fi
 
+log "web UI: build, compare with server/ui, Vitest"
+# Also installs Debian's chromium for the Playwright tests, which run inside
+# go test (TestWebUI in cmd/hearth); HEARTH_WEB_E2E=1 makes them required.
+scripts/web.sh
+export HEARTH_WEB_E2E=1
+
 log "go test -race ./..."
 go test -race -count=1 ./...
 

@@ -45,6 +45,9 @@ type e2e struct {
 	home string
 	ws   string
 	srv  *llmtest.Server
+	// serveFor is how long a served hearth may live before it is killed
+	// (default 60 s).
+	serveFor time.Duration
 }
 
 func newE2E(t *testing.T) *e2e {

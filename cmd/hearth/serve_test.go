@@ -32,7 +32,11 @@ type served struct {
 // prints.
 func (e *e2e) serve(env []string, args ...string) *served {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	life := 60 * time.Second
+	if e.serveFor > 0 {
+		life = e.serveFor
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), life)
 	e.t.Cleanup(cancel)
 	cmd := e.cmd(ctx, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)

@@ -1,6 +1,9 @@
 package llmtest
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -66,5 +69,50 @@ func TestArgPiecesKeepRunes(t *testing.T) {
 	sc := Dialect{ArgPieces: 1}.Stream("m", Call("f", `{"a":"é"}`))
 	if strings.Contains(sc.Body(), `\ufffd`) || strings.Contains(sc.Body(), "\ufffd") {
 		t.Errorf("a rune was cut in two:\n%s", sc.Body())
+	}
+}
+
+func TestRespond(t *testing.T) {
+	// The chooser answers by what the request asks; the queue goes first,
+	// and what the chooser declines goes to the fallback, then to the
+	// built-in endpoints.
+	s := New(t)
+	s.AddModel(Model{Name: "m"})
+	s.Enqueue("/api/chat", JSONResponse(200, "queued"))
+	s.Always("/api/chat", JSONResponse(200, "fallback"))
+	s.Respond("/api/chat", func(r Request) (Scenario, bool) {
+		var body struct{ Say string }
+		if json.Unmarshal(r.Body, &body) != nil || body.Say == "" {
+			return Scenario{}, false
+		}
+		return JSONResponse(200, "chose "+body.Say), true
+	})
+	s.Respond("/api/tags", func(Request) (Scenario, bool) { return Scenario{}, false })
+	tests := []struct {
+		name, path, body string
+		want             string
+	}{
+		{"queue first", "/api/chat", `{"say":"a"}`, `"queued"`},
+		{"chosen", "/api/chat", `{"say":"a"}`, `"chose a"`},
+		{"chosen by the request", "/api/chat", `{"say":"b"}`, `"chose b"`},
+		{"declined goes to the fallback", "/api/chat", `{}`, `"fallback"`},
+		{"declined goes to the built-in endpoints", "/api/tags", `{}`, `"name":"m"`},
+		{"no chooser", "/api/other", `{}`, "no scenario left"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := http.Post(s.URL+tt.path, "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(got), tt.want) {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if n := len(s.RequestsTo("/api/chat")); n != 4 {
+		t.Errorf("recorded %d requests to /api/chat, want 4", n)
 	}
 }

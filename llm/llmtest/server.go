@@ -102,6 +102,7 @@ type Server struct {
 	mu       sync.Mutex
 	queues   map[string][]Scenario
 	fallback map[string]Scenario
+	choosers map[string]func(Request) (Scenario, bool)
 	requests []Request
 	models   []Model
 	version  string
@@ -131,7 +132,8 @@ func New(t testing.TB) *Server {
 // NewServer starts a server outside a test (an example, a benchmark
 // harness); the caller closes it.
 func NewServer() *Server {
-	s := &Server{queues: map[string][]Scenario{}, fallback: map[string]Scenario{}, version: "0.17.4"}
+	s := &Server{queues: map[string][]Scenario{}, fallback: map[string]Scenario{},
+		choosers: map[string]func(Request) (Scenario, bool){}, version: "0.17.4"}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -143,9 +145,10 @@ func (s *Server) OllamaURL() string { return s.URL }
 func (s *Server) OpenAIURL() string { return s.URL + "/v1" }
 
 // Enqueue adds scenarios for requests to path, served in order, one per
-// request. When the queue is empty the path's fallback (see Always) is used,
-// then the built-in model endpoints, and otherwise the request gets a 500
-// saying no scenario was left.
+// request. When the queue is empty the path's chooser (see Respond) is
+// asked, then the path's fallback (see Always) is used, then the built-in
+// model endpoints, and otherwise the request gets a 500 saying no scenario
+// was left.
 func (s *Server) Enqueue(path string, scs ...Scenario) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,6 +160,20 @@ func (s *Server) Always(path string, sc Scenario) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fallback[path] = sc
+}
+
+// Respond makes the server choose the scenario for a request to path from
+// the request itself: choose gets each request whose queue is empty and
+// returns what to send, or false to leave it to the fallback (Always) and
+// the built-in endpoints. It is for fakes driven from outside the test, such
+// as a browser clicking through the web UI, where requests come in no
+// known order and the reply depends on what was asked. choose runs on the
+// request's goroutine, possibly on several at once; a later call replaces
+// it.
+func (s *Server) Respond(path string, choose func(Request) (Scenario, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.choosers[path] = choose
 }
 
 // AddModel adds a model to the built-in model endpoints.
@@ -197,16 +214,24 @@ func (s *Server) Pending() int {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.requests = append(s.requests, req)
 	var sc Scenario
 	found := false
+	choose := s.choosers[r.URL.Path]
+	fb, hasFallback := s.fallback[r.URL.Path]
 	if q := s.queues[r.URL.Path]; len(q) > 0 {
 		sc, s.queues[r.URL.Path], found = q[0], q[1:], true
-	} else if fb, ok := s.fallback[r.URL.Path]; ok {
-		sc, found = fb, true
+		choose = nil
 	}
 	s.mu.Unlock()
+	if choose != nil {
+		sc, found = choose(req)
+	}
+	if !found && hasFallback {
+		sc, found = fb, true
+	}
 	if !found {
 		var ok bool
 		if sc, ok = s.builtin(r.URL.Path, body); !ok {

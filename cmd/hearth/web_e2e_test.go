@@ -1,0 +1,370 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-agent/hearth/llm/llmtest"
+)
+
+// webDir is the web UI's source tree, relative to this package.
+const webDir = "../../web"
+
+// TestWebUI runs the web UI's end-to-end tests (web/e2e/*.test.mjs, with
+// node:test and playwright-core) in a real Chromium against the real hearth
+// serve, whose model is the scripted fake. The prompts the browser sends
+// carry a marker saying what the fake answers (see webModel):
+//
+//	go test -run TestWebUI -v ./cmd/hearth
+//	HEARTH_SCREENSHOTS=$PWD/docs/screenshots go test -run TestWebUI ./cmd/hearth
+//
+// With HEARTH_SCREENSHOTS it runs only e2e/screenshots.test.mjs, which
+// writes the docs' screenshots there.
+//
+// It needs node, web/node_modules (npm ci in web) and Chromium
+// (/usr/bin/chromium, or HEARTH_CHROMIUM); it skips without them, unless
+// HEARTH_WEB_E2E=1 (in CI), where their absence fails. The binary embeds
+// whatever server/ui holds: build the UI first (npm run build in web).
+// Node gets 3 minutes (each test 1); then it, the browsers and the server
+// are stopped, and processes left behind fail the test.
+func TestWebUI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hearth and drives Chromium")
+	}
+	web, node, chromium := webPrereqs(t)
+
+	e := newE2E(t)
+	e.serveFor = 5 * time.Minute
+	// A tool that needs approval: write_file, in the default mode.
+	cfg := "[profiles.api]\ntools = [\"read_file\", \"write_file\", \"list_directory\"]\napproval_mode = \"default\"\n"
+	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.AddModel(llmtest.Model{Name: "m2", Capabilities: []string{"completion", "tools", "thinking"}, ContextLength: 32768})
+	var calls atomic.Int64
+	e.srv.Respond("/api/chat", func(r llmtest.Request) (llmtest.Scenario, bool) {
+		return webModel(r, &calls), true
+	})
+	s := e.serve(nil)
+	if !strings.Contains(strings.Join(s.out, "\n"), "write_file") {
+		t.Fatalf("write_file is not among the served tools:\n%s", strings.Join(s.out, "\n"))
+	}
+
+	// Every process node starts (Chromium and its helpers) inherits this
+	// mark, by which leftovers are found at the end.
+	var mark [8]byte
+	rand.Read(mark[:])
+	marker := "HEARTH_E2E_RUN=" + hex.EncodeToString(mark[:])
+	env := append(os.Environ(), marker,
+		"HEARTH_E2E_URL="+s.base, "HEARTH_E2E_TOKEN="+s.token, "HEARTH_E2E_WORKSPACE="+e.ws,
+		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
+	tests := "e2e/"
+	if dir := os.Getenv("HEARTH_SCREENSHOTS"); dir != "" {
+		// Only the screenshots, on this fresh server: a sidebar without
+		// the other tests' sessions.
+		tests = "e2e/screenshots.test.mjs"
+		abs, err := filepath.Abs(dir) // node runs in web/
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "HEARTH_SCREENSHOTS="+abs)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-timeout=60000", "--test-reporter=spec", tests)
+	cmd.Dir = web
+	cmd.Env = env
+	// node and the browsers it starts form a process group, killed whole
+	// on timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	out := &testLog{t: t, live: testing.Verbose()}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err := cmd.Run()
+	out.flush()
+	timedOut := ctx.Err() != nil
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever is left of the group
+	}
+	if leaked := reap(marker, 5*time.Second); len(leaked) > 0 && !timedOut {
+		t.Errorf("processes left running after node ended (killed): %v", leaked)
+	}
+	if err != nil {
+		if !out.live {
+			t.Logf("node --test output:\n%s", out.all.String())
+		}
+		switch {
+		case timedOut:
+			t.Fatalf("the web UI tests did not end within 3 minutes (killed)")
+		default:
+			t.Fatalf("the web UI tests failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+		}
+	}
+	t.Logf("the web UI tests passed in %v", time.Since(start).Round(time.Millisecond))
+	if code := s.stop(); code != 0 {
+		t.Errorf("hearth serve exited %d after Ctrl-C", code)
+	}
+}
+
+// webPrereqs returns the web directory, node and Chromium, or skips the
+// test when one is missing (fails it when HEARTH_WEB_E2E=1).
+func webPrereqs(t *testing.T) (web, node, chromium string) {
+	t.Helper()
+	var missing []string
+	web, err := filepath.Abs(webDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(web, "node_modules", "playwright-core", "package.json")); err != nil {
+		missing = append(missing, "web/node_modules/playwright-core (run npm ci in web)")
+	}
+	if tests, _ := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs")); len(tests) == 0 {
+		missing = append(missing, "the tests, web/e2e/*.test.mjs")
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		missing = append(missing, "node on PATH")
+	}
+	chromium = os.Getenv("HEARTH_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath(chromium); err != nil {
+		missing = append(missing, "Chromium at "+chromium+" (or set HEARTH_CHROMIUM)")
+	} else {
+		chromium = p
+	}
+	if len(missing) > 0 {
+		msg := "the web UI tests need " + strings.Join(missing, ", ")
+		if os.Getenv("HEARTH_WEB_E2E") == "1" {
+			t.Fatal(msg + " (HEARTH_WEB_E2E=1 requires them)")
+		}
+		t.Skip(msg + " (set HEARTH_WEB_E2E=1 to make this a failure)")
+	}
+	return web, node, chromium
+}
+
+// webModel is the fake model of the web UI tests: it answers by the
+// markers in the user's last message (the screenshots' prompts go without
+// them, in plain words).
+//
+//   - a title request (not streamed): the prompt's first six words
+//     without markers;
+//   - "[think]", or "maps in Go": reasoning (slowly enough to see the panel
+//     open), then a Markdown answer with a Go code block, and usage;
+//   - "[tool]", or "Save a note…": a write_file call of note-WORD.txt
+//     (WORD: the prompt's last word), which needs approval; once the
+//     request holds the call's result, an answer saying whether the file
+//     was written;
+//   - "[read]": a read_file call of a file that is not there (it fails at
+//     once, needing no approval), then an answer;
+//   - "[slow]": an answer in pieces over some 20 s, to be stopped;
+//   - anything else: an echo.
+func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(r.Body, &req); err != nil {
+		return llmtest.OllamaError(400, "webModel: the request is not JSON: "+err.Error())
+	}
+	model := req.Model
+	prompt, toolResult, answered := "", "", false
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "user":
+			prompt, toolResult, answered = m.Content, "", false
+		case "tool":
+			toolResult, answered = m.Content, true
+		}
+	}
+	if !req.Stream || strings.HasPrefix(prompt, "Write a title") {
+		p := prompt
+		if i := strings.Index(p, "User: "); i >= 0 {
+			p = p[i+len("User: "):]
+		}
+		if i := strings.Index(p, "\n\nAssistant: "); i >= 0 {
+			p = p[:i]
+		}
+		return llmtest.OllamaWhole(model, llmtest.Text(webTitle(p)))
+	}
+	usage := llmtest.Usage(1600, 48)
+	think := strings.Contains(prompt, "[think]") || strings.Contains(prompt, "maps in Go")
+	tool := strings.Contains(prompt, "[tool]") || strings.HasPrefix(prompt, "Save a note")
+	switch {
+	case think:
+		return llmtest.OllamaStream(model,
+			llmtest.Thinking("The user asks about Go maps. "), llmtest.Pause(800*time.Millisecond),
+			llmtest.Thinking("I should show how to make one and read a key."), llmtest.Pause(1200*time.Millisecond),
+			llmtest.Text("A **map** is made with `make`:\n\n"), llmtest.Pause(300*time.Millisecond),
+			llmtest.Text("```go\nm := make(map[string]int)\nm[\"answer\"] = 42\nfmt.Println(m[\"answer\"])\n```\n\n"),
+			llmtest.Pause(300*time.Millisecond),
+			llmtest.Text("Reading a missing key gives the zero value."), usage)
+	case tool && !answered:
+		n := calls.Add(1)
+		args, _ := json.Marshal(map[string]string{"file_path": webNoteFile(prompt), "content": "a note from the web UI test\n"})
+		return llmtest.OllamaStream(model,
+			llmtest.Text("I'll write the note."),
+			llmtest.CallID("call_w"+strconv.FormatInt(n, 10), "write_file", string(args)), usage)
+	case tool:
+		if strings.Contains(toolResult, "denied") {
+			return llmtest.OllamaStream(model, llmtest.Text("You denied the write, so I left the file alone."), usage)
+		}
+		return llmtest.OllamaStream(model, llmtest.Text("I wrote "+webNoteFile(prompt)+"."), usage)
+	case strings.Contains(prompt, "[read]") && !answered:
+		// read_file of a file that is not there: the call fails at once,
+		// with no approval to wait for.
+		args, _ := json.Marshal(map[string]string{"file_path": "missing-" + webNoteFile(prompt)})
+		return llmtest.OllamaStream(model, llmtest.CallID("call_r"+strconv.FormatInt(calls.Add(1), 10), "read_file", string(args)), usage)
+	case strings.Contains(prompt, "[read]"):
+		return llmtest.OllamaStream(model, llmtest.Text("That file is not there."), usage)
+	case strings.Contains(prompt, "[slow]"):
+		parts := []llmtest.Part{llmtest.Text("Counting slowly: one")}
+		for _, w := range []string{"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"} {
+			parts = append(parts, llmtest.Pause(2*time.Second), llmtest.Text(", "+w))
+		}
+		return llmtest.OllamaStream(model, append(parts, usage)...)
+	}
+	return llmtest.OllamaStream(model, llmtest.Text("You said: "+prompt), usage)
+}
+
+var webMarker = regexp.MustCompile(`\[[a-z]+\]`)
+
+// webTitle is the session title the fake gives a prompt: its first six
+// words, without markers.
+func webTitle(prompt string) string {
+	words := strings.Fields(webMarker.ReplaceAllString(prompt, " "))
+	if len(words) == 0 {
+		return "Untitled chat"
+	}
+	return strings.Join(words[:min(6, len(words))], " ")
+}
+
+// webNoteFile is the file a "[tool]" prompt writes: note-WORD.txt, WORD
+// its last word (a test's unique id).
+func webNoteFile(prompt string) string {
+	words := strings.Fields(prompt)
+	w := "x"
+	if len(words) > 0 {
+		w = regexp.MustCompile(`[^A-Za-z0-9-]`).ReplaceAllString(words[len(words)-1], "")
+	}
+	return "note-" + w + ".txt"
+}
+
+// testLog collects a command's output, and passes each line to t.Log as
+// it comes when live.
+type testLog struct {
+	t    *testing.T
+	live bool
+	mu   sync.Mutex
+	all  bytes.Buffer
+	line []byte
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all.Write(p)
+	if l.live {
+		l.line = append(l.line, p...)
+		for {
+			i := bytes.IndexByte(l.line, '\n')
+			if i < 0 {
+				break
+			}
+			l.t.Log(string(l.line[:i]))
+			l.line = l.line[i+1:]
+		}
+	}
+	return len(p), nil
+}
+
+func (l *testLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.live && len(l.line) > 0 {
+		l.t.Log(string(l.line))
+		l.line = nil
+	}
+}
+
+// reap waits up to grace for the processes carrying marker in their
+// environment to end, kills those that do not, and returns their
+// descriptions. It finds them through /proc (Linux); elsewhere it finds
+// none.
+func reap(marker string, grace time.Duration) []string {
+	deadline := time.Now().Add(grace)
+	for {
+		pids := marked(marker)
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var out []string
+			for _, pid := range pids {
+				cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+				name := strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")
+				if len(name) > 120 {
+					name = name[:120] + "…"
+				}
+				out = append(out, strconv.Itoa(pid)+" "+name)
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+					out[len(out)-1] += " (cannot kill: " + err.Error() + ")"
+				}
+			}
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// marked lists the live processes whose environment holds marker.
+func marked(marker string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte(marker+"\x00")) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			// A zombie has ended; its parent just has not waited for it.
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" Z")) {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

@@ -1,0 +1,391 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { APIError, Client, unauthorized } from './api'
+import { AssistantMessage, UserMessage } from './components/Messages'
+import { Composer } from './components/Composer'
+import { Header, ProviderProblem } from './components/Header'
+import { SettingsDialog } from './components/SettingsDialog'
+import { Sidebar } from './components/Sidebar'
+import { UsageView } from './components/UsageView'
+import { entries, lastUserSeq, type Entry } from './history'
+import { useSettings, useTheme } from './settings'
+import type { Health, ModelInfo, Session } from './types'
+import { useTurns } from './useTurns'
+
+/** takeToken reads the token from the address (then removes it) or from this tab's storage. */
+export function takeToken(): string | undefined {
+  const url = new URL(window.location.href)
+  const fromURL = url.searchParams.get('token')
+  if (fromURL) {
+    sessionStorage.setItem('hearth.token', fromURL)
+    url.searchParams.delete('token')
+    history.replaceState(history.state, '', url.pathname + url.search + url.hash)
+    return fromURL
+  }
+  return sessionStorage.getItem('hearth.token') ?? undefined
+}
+
+/** sessionFromPath reads the open session's id from /s/{id}. */
+export function sessionFromPath(path: string): string | undefined {
+  const m = /^\/s\/([^/]+)\/?$/.exec(path)
+  return m ? decodeURIComponent(m[1]) : undefined
+}
+
+const healthEvery = 30_000
+
+/** App is the whole page. */
+export function App() {
+  const [token] = useState(takeToken)
+  const client = useMemo(() => (token ? new Client({ token }) : undefined), [token])
+  const [settings, setSettings] = useSettings()
+  useTheme(settings.theme)
+
+  const [authError, setAuthError] = useState(!token)
+  const [sessions, setSessions] = useState<Session[]>([])
+  const [listError, setListError] = useState<string>()
+  const [query, setQuery] = useState('')
+  const [activeId, setActiveId] = useState(() => sessionFromPath(location.pathname))
+  const [history, setHistory] = useState<Entry[]>([])
+  const [loadError, setLoadError] = useState<string>()
+  const [loading, setLoading] = useState(false)
+  const [health, setHealth] = useState<Health>()
+  const [models, setModels] = useState<ModelInfo[]>([])
+  const [defaultModel, setDefaultModel] = useState('')
+  const [view, setView] = useState<'chat' | 'usage'>('chat')
+  const [showSettings, setShowSettings] = useState(false)
+  const [drawer, setDrawer] = useState(false)
+  const [sendError, setSendError] = useState<string>()
+
+  const fail = useCallback((err: unknown) => {
+    if (unauthorized(err)) setAuthError(true)
+  }, [])
+
+  // The session list, searched as the user types.
+  const refreshList = useCallback(
+    async (q = query) => {
+      if (!client) return
+      try {
+        const r = await client.sessions(q.trim())
+        setSessions(r.sessions ?? [])
+        setListError(undefined)
+      } catch (err) {
+        fail(err)
+        setListError((err as Error).message)
+      }
+    },
+    [client, query, fail],
+  )
+  useEffect(() => {
+    const t = setTimeout(() => void refreshList(query), query ? 200 : 0)
+    return () => clearTimeout(t)
+  }, [query, refreshList])
+
+  const onFinished = useCallback(() => void refreshList(), [refreshList])
+  const turns = useTurns(client, onFinished)
+
+  // The model server's health, now and every 30 s.
+  const checkHealth = useCallback(async () => {
+    if (!client) return
+    try {
+      setHealth(await client.health())
+    } catch (err) {
+      fail(err)
+    }
+  }, [client, fail])
+  useEffect(() => {
+    void checkHealth()
+    const t = setInterval(() => void checkHealth(), healthEvery)
+    return () => clearInterval(t)
+  }, [checkHealth])
+
+  useEffect(() => {
+    if (!client) return
+    client
+      .models()
+      .then((r) => {
+        setModels(r.models ?? [])
+        setDefaultModel(r.default ?? '')
+      })
+      .catch(fail)
+  }, [client, fail])
+
+  const model = pickModel(settings.model, defaultModel, models)
+
+  // Opening a session: its stored messages, and the turn it is running.
+  const { reset: resetTurns, follow } = turns
+  // A session the page has just made has nothing to load, and its first
+  // turn is already under way.
+  const skipLoad = useRef<string>(undefined)
+  useEffect(() => {
+    if (activeId && skipLoad.current === activeId) {
+      skipLoad.current = undefined
+      return
+    }
+    resetTurns()
+    setHistory([])
+    setLoadError(undefined)
+    setSendError(undefined)
+    if (!client || !activeId) return
+    const ctl = new AbortController()
+    setLoading(true)
+    client
+      .session(activeId, ctl.signal)
+      .then((s) => {
+        if (s.running_turn) {
+          const seq = lastUserSeq(s)
+          setHistory(entries(s, seq))
+          const msg = s.messages.find((m) => m.seq === seq)?.content ?? ''
+          follow(s.id, msg)
+        } else {
+          setHistory(entries(s))
+        }
+      })
+      .catch((err) => {
+        if (ctl.signal.aborted) return
+        fail(err)
+        setLoadError(err instanceof APIError && err.code === 'not_found' ? 'This session does not exist any more.' : (err as Error).message)
+      })
+      .finally(() => !ctl.signal.aborted && setLoading(false))
+    return () => ctl.abort()
+  }, [client, activeId, resetTurns, follow, fail])
+
+  // The address follows the open session; back and forward move between them.
+  const navigate = useCallback((id: string | undefined, replace = false) => {
+    const path = id ? `/s/${encodeURIComponent(id)}` : '/'
+    if (location.pathname !== path) {
+      if (replace) history_.replaceState(null, '', path)
+      else history_.pushState(null, '', path)
+    }
+    setActiveId(id)
+    setView('chat')
+    setDrawer(false)
+  }, [])
+  // Escape closes the sessions drawer on a phone.
+  useEffect(() => {
+    if (!drawer) return
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setDrawer(false)
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [drawer])
+  useEffect(() => {
+    const onPop = () => setActiveId(sessionFromPath(location.pathname))
+    window.addEventListener('popstate', onPop)
+    return () => window.removeEventListener('popstate', onPop)
+  }, [])
+
+  // A new session is made when its first message is sent.
+  const creating = useRef(false)
+  const send = async (text: string) => {
+    if (!client || creating.current) return
+    setSendError(undefined)
+    let id = activeId
+    if (!id) {
+      creating.current = true
+      try {
+        const s = await client.createSession()
+        id = s.id
+        setSessions((list) => [s, ...list])
+        // Not navigate(): the session is new and empty, nothing to load.
+        history_.pushState(null, '', `/s/${encodeURIComponent(id)}`)
+        skipLoad.current = id
+        setActiveId(id)
+      } catch (err) {
+        fail(err)
+        setSendError((err as Error).message)
+        return
+      } finally {
+        creating.current = false
+      }
+    }
+    await turns.send(id, text, model || undefined)
+  }
+
+  const rename = async (id: string, title: string) => {
+    if (!client) return
+    try {
+      const s = await client.renameSession(id, title)
+      setSessions((list) => list.map((x) => (x.id === id ? { ...x, ...s } : x)))
+    } catch (err) {
+      fail(err)
+      setListError(`Could not rename: ${(err as Error).message}`)
+    }
+  }
+  const remove = async (id: string) => {
+    if (!client) return
+    try {
+      await client.deleteSession(id)
+      setSessions((list) => list.filter((x) => x.id !== id))
+      if (id === activeId) navigate(undefined)
+    } catch (err) {
+      fail(err)
+      setListError(`Could not delete: ${(err as Error).message}`)
+    }
+  }
+
+  // Keep the newest output in view unless the user scrolled up to read.
+  const scroller = useRef<HTMLDivElement>(null)
+  const pinned = useRef(true)
+  useEffect(() => {
+    const el = scroller.current
+    if (el && pinned.current) el.scrollTop = el.scrollHeight
+  })
+
+  if (authError) {
+    return (
+      <main className="auth">
+        <div role="alert" className="auth-box">
+          <h1>Hearth needs its key</h1>
+          <p>
+            This page needs the address <code>hearth serve</code> printed when it started, the one that ends in <code>/?token=…</code>. Open
+            that address again (run <code>hearth serve</code> if it has stopped).
+          </p>
+          <p className="muted small">The token may also have changed since this page was opened: a new one is printed at every start when HEARTH_API_TOKEN is not set.</p>
+        </div>
+      </main>
+    )
+  }
+
+  const active = sessions.find((s) => s.id === activeId)
+  const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
+  const current = turns.turns[turns.turns.length - 1]
+
+  return (
+    <div className={`app${drawer ? ' drawer-open' : ''}`}>
+      <a href="#message" className="skip-link" onClick={(e) => (e.preventDefault(), document.querySelector<HTMLElement>('textarea')?.focus())}>
+        Skip to the message box
+      </a>
+      <Sidebar
+        sessions={sessions}
+        activeId={activeId}
+        query={query}
+        onQuery={setQuery}
+        onNew={() => navigate(undefined)}
+        onOpen={(id) => navigate(id)}
+        onRename={rename}
+        onDelete={remove}
+        error={listError}
+      />
+      {drawer && <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
+      <main className="main">
+        <Header
+          models={models}
+          model={model}
+          onModel={(m) => setSettings({ model: m })}
+          health={health}
+          onUsage={() => setView(view === 'usage' ? 'chat' : 'usage')}
+          onSettings={() => setShowSettings(true)}
+          onSessions={() => setDrawer(!drawer)}
+          title={title}
+        />
+        <ProviderProblem health={health} onRetry={() => void checkHealth()} />
+        {view === 'usage' && client ? (
+          <UsageView client={client} onClose={() => setView('chat')} onOpen={(id) => navigate(id)} />
+        ) : (
+          <>
+            <div
+              className="conversation"
+              ref={scroller}
+              onScroll={(e) => {
+                const el = e.currentTarget
+                pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+              }}
+            >
+              <div className="conversation-inner">
+                {!activeId && turns.turns.length === 0 && <Welcome health={health} model={model} />}
+                {loading && history.length === 0 && <p className="muted center">Loading…</p>}
+                {loadError && (
+                  <p role="alert" className="turn-error">
+                    {loadError}
+                  </p>
+                )}
+                {history.map((e) =>
+                  e.kind === 'user' ? (
+                    <UserMessage key={e.key} text={e.text} />
+                  ) : e.kind === 'assistant' ? (
+                    <AssistantMessage key={e.key} blocks={e.blocks} partial={e.partial} keepThinkingOpen={settings.keepThinkingOpen} />
+                  ) : (
+                    <p key={e.key} className="note muted">
+                      Earlier messages summarised.
+                    </p>
+                  ),
+                )}
+                {turns.turns.map((t, i) => (
+                  <TurnView key={i} turn={t} keepThinkingOpen={settings.keepThinkingOpen} onAnswer={turns.answer} />
+                ))}
+                {(sendError || turns.problem) && (
+                  <p role="alert" className="turn-error">
+                    {sendError || turns.problem}
+                  </p>
+                )}
+              </div>
+            </div>
+            <Composer
+              running={turns.running}
+              onSend={(t) => void send(t)}
+              onStop={() => void turns.stop()}
+              focusKey={activeId ?? 'new'}
+              disabled={!!loadError}
+            />
+            {current?.status === 'running' && current.usage.input + current.usage.output > 0 && (
+              <p className="turn-usage muted small" aria-live="off">
+                {current.usage.input.toLocaleString()} in · {current.usage.output.toLocaleString()} out
+              </p>
+            )}
+          </>
+        )}
+      </main>
+      {showSettings && <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} />}
+    </div>
+  )
+}
+
+/**
+ * pickModel is the model turns go to: the user's choice while the server
+ * still has it, else the server's default, written as the server lists it
+ * (Ollama lists "qwen3:4b" for a default configured as "qwen3:4b", and
+ * "llama3:latest" for "llama3").
+ */
+export function pickModel(chosen: string, fallback: string, models: ModelInfo[]): string {
+  const names = models.map((m) => m.name)
+  const listed = (name: string) => (names.includes(name) ? name : !name.includes(':') && names.includes(`${name}:latest`) ? `${name}:latest` : undefined)
+  if (chosen && (names.length === 0 || listed(chosen))) return listed(chosen) ?? chosen
+  return listed(fallback) ?? fallback
+}
+
+// The global history, named apart from the page's conversation history.
+const history_ = window.history
+
+function TurnView({
+  turn,
+  keepThinkingOpen,
+  onAnswer,
+}: {
+  turn: import('./turn').Turn
+  keepThinkingOpen: boolean
+  onAnswer: (id: string, d: import('./types').Decision) => void
+}) {
+  return (
+    <>
+      <UserMessage text={turn.message} />
+      <AssistantMessage blocks={turn.blocks} status={turn.status} error={turn.error} keepThinkingOpen={keepThinkingOpen} onAnswer={onAnswer} />
+    </>
+  )
+}
+
+function Welcome({ health, model }: { health?: Health; model: string }) {
+  return (
+    <div className="welcome">
+      <h2>What shall we work on?</h2>
+      <p className="muted">
+        {model ? (
+          <>
+            Answers come from <strong>{model}</strong>
+            {health ? ` on ${health.provider.kind}` : ''}, on this machine.
+          </>
+        ) : (
+          'Choose a model to start.'
+        )}
+        {health && health.tools.length > 0 && <> The agent can use: {health.tools.join(', ')}.</>}
+      </p>
+    </div>
+  )
+}

@@ -1,0 +1,262 @@
+// The client of Hearth's HTTP API: every /v1 call with the bearer token,
+// JSON errors turned into APIError, and turns read as event streams that
+// survive a dropped connection (docs/api.md).
+
+import { readSSE, SSEParser } from './sse'
+import type {
+  Decision,
+  HearthEvent,
+  Health,
+  ModelInfo,
+  Session,
+  SessionDetail,
+  Usage,
+} from './types'
+
+/** APIError is a failed API call: the server's code and message. */
+export class APIError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message)
+    this.name = 'APIError'
+  }
+}
+
+/** How the page reaches the API; tests pass their own fetch. */
+export interface ClientOptions {
+  token: string
+  base?: string
+  fetch?: typeof fetch
+  /** Delay before reconnecting a dropped stream, ms (default 1000). */
+  retryDelay?: number
+}
+
+/** What a turn's stream reports to its consumer. */
+export interface TurnHandlers {
+  /** Called with each event, in order, exactly once per event id. */
+  onEvent(ev: HearthEvent, id: string): void
+  /** Called when the connection dropped and a reconnect is under way. */
+  onReconnect?(attempt: number): void
+}
+
+/** The turn's request body. */
+export interface TurnRequest {
+  message: string
+  context?: unknown
+  model?: string
+}
+
+/** Client calls the API. It holds no state but its options. */
+export class Client {
+  private readonly base: string
+  private readonly fetchFn: typeof fetch
+  private readonly retryDelay: number
+
+  constructor(private readonly opts: ClientOptions) {
+    this.base = opts.base ?? ''
+    this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis)
+    this.retryDelay = opts.retryDelay ?? 1000
+  }
+
+  private async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers)
+    headers.set('Authorization', `Bearer ${this.opts.token}`)
+    if (init.body !== undefined) headers.set('Content-Type', 'application/json')
+    let res: Response
+    try {
+      res = await this.fetchFn(this.base + path, { ...init, headers })
+    } catch (err) {
+      if (isAbort(err)) throw err
+      throw new APIError(
+        0,
+        'offline',
+        'Hearth does not answer: is `hearth serve` still running? Start it again and reload this page.',
+      )
+    }
+    if (!res.ok) throw await errorOf(res)
+    return res
+  }
+
+  private async json<T>(path: string, init?: RequestInit): Promise<T> {
+    const res = await this.request(path, init)
+    return (await res.json()) as T
+  }
+
+  /** Lists sessions, most recent first; q searches titles and messages. */
+  sessions(q = '', signal?: AbortSignal): Promise<{ sessions: Session[] }> {
+    const params = new URLSearchParams({ limit: '200' })
+    if (q) params.set('q', q)
+    return this.json(`/v1/sessions?${params}`, { signal })
+  }
+
+  createSession(title?: string): Promise<Session> {
+    return this.json('/v1/sessions', { method: 'POST', body: JSON.stringify(title ? { title } : {}) })
+  }
+
+  session(id: string, signal?: AbortSignal): Promise<SessionDetail> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}`, { signal })
+  }
+
+  renameSession(id: string, title: string): Promise<Session> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ title }),
+    })
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.request(`/v1/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' })
+  }
+
+  models(): Promise<{ models: ModelInfo[]; default: string }> {
+    return this.json('/v1/models')
+  }
+
+  health(signal?: AbortSignal): Promise<Health> {
+    return this.json('/v1/health', { signal })
+  }
+
+  usage(days = 30): Promise<Usage> {
+    return this.json(`/v1/usage?days=${days}`)
+  }
+
+  async cancel(sessionId: string): Promise<void> {
+    try {
+      await this.request(`/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, { method: 'POST' })
+    } catch (err) {
+      // Nothing running any more: the turn ended on its own meanwhile.
+      if (err instanceof APIError && err.code === 'not_running') return
+      throw err
+    }
+  }
+
+  async approve(callId: string, sessionId: string, decision: Decision, message?: string): Promise<void> {
+    await this.request(`/v1/approvals/${encodeURIComponent(callId)}`, {
+      method: 'POST',
+      body: JSON.stringify({ decision, session_id: sessionId, ...(message ? { message } : {}) }),
+    })
+  }
+
+  /**
+   * runTurn starts a turn and reads its events until `done`. If the
+   * connection drops first, it follows the turn again with the id of the
+   * last event read (GET …/events with Last-Event-ID), so no event is lost
+   * or seen twice. It resolves when the stream has ended.
+   */
+  async runTurn(sessionId: string, req: TurnRequest, h: TurnHandlers, signal?: AbortSignal): Promise<void> {
+    const res = await this.request(`/v1/sessions/${encodeURIComponent(sessionId)}/turns`, {
+      method: 'POST',
+      body: JSON.stringify(req),
+      signal,
+    })
+    await this.follow(sessionId, res, '', h, signal)
+  }
+
+  /**
+   * followTurn follows the running (or last) turn of a session from its
+   * first event: what a reloaded page does to rebuild a turn in progress.
+   */
+  async followTurn(sessionId: string, h: TurnHandlers, signal?: AbortSignal): Promise<void> {
+    const res = await this.events(sessionId, '', signal)
+    await this.follow(sessionId, res, '', h, signal)
+  }
+
+  private events(sessionId: string, lastId: string, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = {}
+    if (lastId) headers['Last-Event-ID'] = lastId
+    return this.request(`/v1/sessions/${encodeURIComponent(sessionId)}/events`, { headers, signal })
+  }
+
+  private async follow(
+    sessionId: string,
+    first: Response,
+    lastId: string,
+    h: TurnHandlers,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    let res: Response | undefined = first
+    let done = false
+    for (let attempt = 0; ; attempt++) {
+      if (res) {
+        const parser = new SSEParser()
+        parser.lastEventId = lastId
+        try {
+          await readSSE(
+            res.body!,
+            (m) => {
+              if (done) return
+              let ev: HearthEvent
+              try {
+                ev = JSON.parse(m.data) as HearthEvent
+              } catch {
+                return // not an event of the contract: skip it
+              }
+              lastId = m.id || lastId
+              if (ev.type === 'done') done = true
+              h.onEvent(ev, m.id)
+              attempt = 0
+            },
+            parser,
+          )
+        } catch (err) {
+          if (isAbort(err) || signal?.aborted) throw err
+          // The connection dropped mid-stream: reconnect below.
+        }
+      }
+      if (done) return
+      if (signal?.aborted) throw new DOMException('aborted', 'AbortError')
+      if (attempt >= 5) {
+        throw new APIError(0, 'stream_lost', 'Lost the connection to Hearth while the turn ran. Reload the page to see how it ended.')
+      }
+      h.onReconnect?.(attempt + 1)
+      await sleep(this.retryDelay * Math.min(attempt + 1, 5), signal)
+      try {
+        res = await this.events(sessionId, lastId, signal)
+      } catch (err) {
+        if (err instanceof APIError && err.status !== 0) throw err // 410 events_gone and the like
+        if (isAbort(err)) throw err
+        res = undefined // still offline: try again
+      }
+    }
+  }
+}
+
+async function errorOf(res: Response): Promise<APIError> {
+  try {
+    const body = (await res.json()) as { error?: { code?: string; message?: string; hint?: string } }
+    if (body.error?.code) {
+      return new APIError(res.status, body.error.code, body.error.message ?? res.statusText, body.error.hint)
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return new APIError(res.status, `http_${res.status}`, `Hearth answered ${res.status} ${res.statusText}`)
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof DOMException && err.name === 'AbortError'
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new DOMException('aborted', 'AbortError'))
+    const t = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t)
+        reject(new DOMException('aborted', 'AbortError'))
+      },
+      { once: true },
+    )
+  })
+}
+
+/** unauthorized reports whether err means the page's token is not accepted. */
+export function unauthorized(err: unknown): boolean {
+  return err instanceof APIError && (err.status === 401 || err.code === 'unauthorized' || err.code === 'invalid_token')
+}

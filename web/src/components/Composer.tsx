@@ -1,0 +1,70 @@
+import { useEffect, useRef, useState } from 'react'
+
+/** Composer is the message box: Enter sends, Shift+Enter starts a new line. */
+export function Composer({
+  running,
+  disabled,
+  onSend,
+  onStop,
+  focusKey,
+}: {
+  running: boolean
+  disabled?: boolean
+  onSend(text: string): void
+  onStop(): void
+  /** Changes when the box should take the focus (another session opened). */
+  focusKey?: string
+}) {
+  const [text, setText] = useState('')
+  const box = useRef<HTMLTextAreaElement>(null)
+  useEffect(() => {
+    box.current?.focus()
+  }, [focusKey])
+  // Grow with the text, up to a limit.
+  useEffect(() => {
+    const el = box.current
+    if (!el) return
+    el.style.height = 'auto'
+    el.style.height = `${Math.min(el.scrollHeight, 240)}px`
+  }, [text])
+  const send = () => {
+    const t = text.trim()
+    if (!t || running || disabled) return
+    onSend(t)
+    setText('')
+  }
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault()
+        send()
+      }}
+    >
+      <textarea
+        ref={box}
+        aria-label="Message"
+        placeholder={running ? 'The model is answering…' : 'Ask Hearth…'}
+        title="Enter sends; Shift+Enter starts a new line"
+        rows={1}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault()
+            send()
+          }
+        }}
+      />
+      {running ? (
+        <button type="button" className="stop" onClick={onStop}>
+          Stop
+        </button>
+      ) : (
+        <button type="submit" className="primary" disabled={disabled || !text.trim()}>
+          Send
+        </button>
+      )}
+    </form>
+  )
+}

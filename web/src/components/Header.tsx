@@ -1,0 +1,95 @@
+import type { Health, ModelInfo } from '../types'
+import { Icon } from './Icon'
+
+/** Header holds the model picker, the provider's status and the page's menus. */
+export function Header({
+  models,
+  model,
+  onModel,
+  health,
+  onUsage,
+  onSettings,
+  onSessions,
+  title,
+}: {
+  models: ModelInfo[]
+  model: string
+  onModel(m: string): void
+  health?: Health
+  onUsage(): void
+  onSettings(): void
+  onSessions(): void
+  title: string
+}) {
+  const reachable = health?.provider.reachable
+  const names = models.map((m) => m.name)
+  if (model && !names.includes(model)) names.unshift(model)
+  return (
+    <header className="topbar">
+      <button type="button" className="icon menu" aria-label="Show sessions" onClick={onSessions}>
+        <Icon name="menu" size={20} />
+      </button>
+      <h1 className="title" title={title}>
+        {title}
+      </h1>
+      <div className="topbar-tools">
+        <span
+          className={`status ${health === undefined ? 'unknown' : reachable ? (health.model?.available === false ? 'warn' : 'ok') : 'bad'}`}
+          data-testid="provider-status"
+          data-reachable={health === undefined ? undefined : String(!!reachable)}
+          title={health ? statusText(health) : 'Checking the model server…'}
+        >
+          <span className="dot" aria-hidden="true" />
+          <span className="status-text">{health ? `${health.provider.kind}${reachable ? '' : ': unreachable'}` : '…'}</span>
+        </span>
+        <select aria-label="Model" value={model} onChange={(e) => onModel(e.target.value)} disabled={names.length === 0}>
+          {names.length === 0 && <option value="">no models</option>}
+          {names.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>
+        <button type="button" onClick={onUsage}>
+          Usage
+        </button>
+        <button type="button" onClick={onSettings}>
+          Settings
+        </button>
+      </div>
+    </header>
+  )
+}
+
+/** statusText says in a line how the model server is. */
+export function statusText(h: Health): string {
+  if (!h.provider.reachable) return `${h.provider.kind} at ${h.provider.base_url ?? '?'} is unreachable`
+  const model = h.model ? (h.model.available ? `, ${h.model.name} is ready` : `, ${h.model.name} is missing`) : ''
+  return `${h.provider.kind} ${h.provider.version ?? ''} at ${h.provider.base_url ?? '?'} answers in ${h.provider.latency_ms} ms${model}`
+}
+
+/** ProviderProblem is the banner that says what is wrong with the model server and the fix. */
+export function ProviderProblem({ health, onRetry }: { health?: Health; onRetry(): void }) {
+  if (!health) return null
+  let text: string | undefined
+  let fix: string | undefined
+  if (!health.provider.reachable) {
+    text = health.provider.error?.message ?? `The model server at ${health.provider.base_url} does not answer.`
+    fix = health.provider.error?.hint
+  } else if (health.model && !health.model.available) {
+    text = health.model.error?.message ?? `The model ${health.model.name} is not on the server.`
+    fix = health.model.error?.hint
+  }
+  if (!text) return null
+  return (
+    <div className="banner" role="alert" data-testid="provider-problem">
+      <p>
+        <strong>{text}</strong>
+      </p>
+      {fix && <p className="fix">{fix}</p>}
+      <button type="button" onClick={onRetry}>
+        Check again
+      </button>
+    </div>
+  )
+}

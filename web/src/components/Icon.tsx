@@ -1,0 +1,25 @@
+// Icons drawn inline, so that they look the same whatever fonts the
+// machine has (emoji fonts are often missing on Linux).
+
+const paths = {
+  plus: 'M12 5v14M5 12h14',
+  pencil: 'M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4',
+  trash: 'M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6',
+  menu: 'M4 6h16M4 12h16M4 18h16',
+  check: 'M5 12.5l4.5 4.5L19 7.5',
+  cross: 'M6 6l12 12M18 6L6 18',
+  right: 'M9 6l6 6-6 6',
+  down: 'M6 9l6 6 6-6',
+  stop: 'M7 7h10v10H7z',
+  send: 'M5 12h13M13 6l6 6-6 6',
+  alert: 'M12 7.5v5.5M12 16.5v.5M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18z',
+} as const
+
+/** Icon is a small line icon; it is decoration, hidden from screen readers. */
+export function Icon({ name, size = 16 }: { name: keyof typeof paths; size?: number }) {
+  return (
+    <svg className="icon-svg" width={size} height={size} viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+      <path d={paths[name]} fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" />
+    </svg>
+  )
+}

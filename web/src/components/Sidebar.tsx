@@ -1,0 +1,157 @@
+import { useEffect, useRef, useState } from 'react'
+import type { Session } from '../types'
+import { Dialog } from './Dialog'
+import { Icon } from './Icon'
+
+/** What the sidebar asks of the page. */
+export interface SidebarProps {
+  sessions: Session[]
+  activeId?: string
+  query: string
+  onQuery(q: string): void
+  onNew(): void
+  onOpen(id: string): void
+  onRename(id: string, title: string): Promise<void>
+  onDelete(id: string): Promise<void>
+  error?: string
+}
+
+/** Sidebar lists the sessions: new, switch, rename, delete, search. */
+export function Sidebar(p: SidebarProps) {
+  const [renaming, setRenaming] = useState<string>()
+  const [deleting, setDeleting] = useState<Session>()
+  const [busy, setBusy] = useState(false)
+  return (
+    <nav className="sidebar" aria-label="Sessions">
+      <div className="sidebar-top">
+        <button type="button" className="primary new-chat" onClick={p.onNew}>
+          <Icon name="plus" /> New chat
+        </button>
+        <input
+          type="search"
+          className="search"
+          aria-label="Search sessions"
+          placeholder="Search sessions"
+          value={p.query}
+          onChange={(e) => p.onQuery(e.target.value)}
+        />
+      </div>
+      {p.error && (
+        <p className="sidebar-error" role="alert">
+          {p.error}
+        </p>
+      )}
+      <ul className="session-list">
+        {p.sessions.length === 0 && <li className="empty">{p.query ? 'No session matches.' : 'No sessions yet.'}</li>}
+        {p.sessions.map((s) => (
+          <li key={s.id} data-testid="session-item" data-session-id={s.id} className={s.id === p.activeId ? 'active' : ''}>
+            {renaming === s.id ? (
+              <RenameInput
+                title={s.title}
+                onDone={async (title) => {
+                  setRenaming(undefined)
+                  if (title !== undefined && title.trim() && title.trim() !== s.title) await p.onRename(s.id, title.trim())
+                }}
+              />
+            ) : (
+              <button
+                type="button"
+                className="session-open"
+                aria-current={s.id === p.activeId ? 'page' : undefined}
+                onClick={() => p.onOpen(s.id)}
+                title={s.title || 'Untitled'}
+              >
+                <span className="session-title">{s.title || 'Untitled'}</span>
+                <span className="session-meta">
+                  {s.running_turn ? <span className="running-dot" aria-label="running" /> : null}
+                  {relativeTime(s.updated_at)}
+                </span>
+              </button>
+            )}
+            <span className="session-actions">
+              <button type="button" className="icon" aria-label="Rename session" title="Rename" onClick={() => setRenaming(s.id)}>
+                <Icon name="pencil" size={14} />
+              </button>
+              <button type="button" className="icon" aria-label="Delete session" title="Delete" onClick={() => setDeleting(s)}>
+                <Icon name="trash" size={14} />
+              </button>
+            </span>
+          </li>
+        ))}
+      </ul>
+      {deleting && (
+        <Dialog title="Delete this session?" onClose={() => setDeleting(undefined)}>
+          <p>
+            “{deleting.title || 'Untitled'}” and its {deleting.message_count} messages will be deleted from this machine. This cannot be undone.
+          </p>
+          <div className="dialog-actions">
+            <button type="button" onClick={() => setDeleting(undefined)}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="danger"
+              disabled={busy}
+              onClick={async () => {
+                setBusy(true)
+                try {
+                  await p.onDelete(deleting.id)
+                } finally {
+                  setBusy(false)
+                  setDeleting(undefined)
+                }
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        </Dialog>
+      )}
+    </nav>
+  )
+}
+
+function RenameInput({ title, onDone }: { title: string; onDone(title?: string): void }) {
+  const [value, setValue] = useState(title)
+  const ref = useRef<HTMLInputElement>(null)
+  const done = useRef(false)
+  useEffect(() => {
+    ref.current?.focus()
+    ref.current?.select()
+  }, [])
+  const finish = (v?: string) => {
+    if (done.current) return
+    done.current = true
+    onDone(v)
+  }
+  return (
+    <input
+      ref={ref}
+      className="rename"
+      aria-label="Session title"
+      value={value}
+      maxLength={200}
+      onChange={(e) => setValue(e.target.value)}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter') finish(value)
+        if (e.key === 'Escape') {
+          e.stopPropagation()
+          finish(undefined)
+        }
+      }}
+      onBlur={() => finish(value)}
+    />
+  )
+}
+
+/** relativeTime says how long ago a time was, briefly. */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso)
+  if (Number.isNaN(t)) return ''
+  const s = Math.max(0, Math.round((now - t) / 1000))
+  if (s < 60) return 'now'
+  if (s < 3600) return `${Math.floor(s / 60)} min`
+  if (s < 86400) return `${Math.floor(s / 3600)} h`
+  if (s < 7 * 86400) return `${Math.floor(s / 86400)} d`
+  return new Date(t).toLocaleDateString()
+}

@@ -1,0 +1,120 @@
+// Markdown for the model's answers: parsed by marked, highlighted by
+// highlight.js, sanitised by DOMPurify (an answer is untrusted text: it
+// must not run script in a page that holds the API token). A streamed
+// answer is split into its top-level blocks and each finished block is
+// rendered once; only the block still being written renders again.
+
+import DOMPurify from 'dompurify'
+import hljs from 'highlight.js/lib/core'
+import bash from 'highlight.js/lib/languages/bash'
+import c from 'highlight.js/lib/languages/c'
+import cpp from 'highlight.js/lib/languages/cpp'
+import css from 'highlight.js/lib/languages/css'
+import diff from 'highlight.js/lib/languages/diff'
+import go from 'highlight.js/lib/languages/go'
+import ini from 'highlight.js/lib/languages/ini'
+import java from 'highlight.js/lib/languages/java'
+import javascript from 'highlight.js/lib/languages/javascript'
+import json from 'highlight.js/lib/languages/json'
+import markdown from 'highlight.js/lib/languages/markdown'
+import python from 'highlight.js/lib/languages/python'
+import rust from 'highlight.js/lib/languages/rust'
+import sql from 'highlight.js/lib/languages/sql'
+import typescript from 'highlight.js/lib/languages/typescript'
+import xml from 'highlight.js/lib/languages/xml'
+import yaml from 'highlight.js/lib/languages/yaml'
+import { Marked, type Links, type Token, type Tokens } from 'marked'
+import { memo, useMemo } from 'react'
+
+const languages = {
+  bash, c, cpp, css, diff, go, ini, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml,
+}
+for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang)
+hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' })
+hljs.registerAliases(['toml'], { languageName: 'ini' })
+hljs.registerAliases(['js', 'jsx', 'mjs'], { languageName: 'javascript' })
+hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' })
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' })
+hljs.registerAliases(['py'], { languageName: 'python' })
+hljs.registerAliases(['rs'], { languageName: 'rust' })
+hljs.registerAliases(['golang'], { languageName: 'go' })
+hljs.registerAliases(['yml'], { languageName: 'yaml' })
+hljs.registerAliases(['patch'], { languageName: 'diff' })
+
+/** highlight returns code as highlighted HTML, or escaped when the language is unknown. */
+export function highlight(code: string, lang: string): string {
+  const name = (lang || '').trim().split(/\s+/)[0].toLowerCase()
+  if (name && hljs.getLanguage(name)) {
+    return hljs.highlight(code, { language: name, ignoreIllegals: true }).value
+  }
+  return escapeHTML(code)
+}
+
+function escapeHTML(s: string): string {
+  return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
+}
+
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  renderer: {
+    code({ text, lang }: Tokens.Code) {
+      const name = (lang || '').trim().split(/\s+/)[0]
+      const label = name ? `<span class="code-lang">${escapeHTML(name)}</span>` : ''
+      return `<pre class="code">${label}<code class="hljs${name ? ` language-${escapeHTML(name)}` : ''}">${highlight(text, name)}</code></pre>\n`
+    },
+  },
+})
+
+const purify = DOMPurify()
+purify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('target', '_blank')
+    node.setAttribute('rel', 'noopener noreferrer')
+  }
+})
+
+/** renderBlock renders one top-level Markdown block to safe HTML. */
+export function renderBlock(token: Token, links: Links = {}): string {
+  const list = [token] as Token[] & { links: Links }
+  list.links = links
+  const html = marked.parser(list)
+  return purify.sanitize(html, { FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select'] })
+}
+
+/**
+ * blocks splits Markdown into its top-level blocks (blank space dropped),
+ * with the reference links the whole text defines.
+ */
+export function blocks(text: string): { tokens: Token[]; links: Links } {
+  const list = marked.lexer(text)
+  return { tokens: list.filter((t) => t.type !== 'space'), links: list.links }
+}
+
+interface BlockProps {
+  raw: string
+  token: Token
+  links: Links
+}
+
+// A block renders again only when its own text changed: while an answer
+// streams, that is the last block alone.
+const Block = memo(
+  function Block({ token, links }: BlockProps) {
+    const html = renderBlock(token, links)
+    return <div className="md-block" dangerouslySetInnerHTML={{ __html: html }} />
+  },
+  (a, b) => a.raw === b.raw,
+)
+
+/** Markdown shows Markdown text, re-rendering only the blocks that changed. */
+export function Markdown({ text }: { text: string }) {
+  const { tokens, links } = useMemo(() => blocks(text), [text])
+  return (
+    <div className="markdown">
+      {tokens.map((t, i) => (
+        <Block key={i} raw={t.raw} token={t} links={links} />
+      ))}
+    </div>
+  )
+}

@@ -1,0 +1,265 @@
+// The stream state machine: a turn's events folded into what the page
+// shows (thinking, answer text, tool cards), as a pure function so that it
+// can be tested without a browser. docs/events.md is the contract.
+
+import type { Decision, DoneReason, HearthEvent } from './types'
+
+/**
+ * The states of a tool card:
+ * pending (the model asked) → approval (waiting for the user) → running
+ * (answered, or a tool that streams output) → done | failed.
+ */
+export type ToolState = 'pending' | 'approval' | 'running' | 'done' | 'failed'
+
+/** A tool call as the page shows it. */
+export interface ToolCard {
+  kind: 'tool'
+  id: string
+  name: string
+  args: unknown
+  state: ToolState
+  /** What the call will do, in a line, when it needs approval. */
+  reason?: string
+  /** The user's answer, once given. */
+  decision?: Decision
+  /** Output the tool streamed while it ran. */
+  output: string
+  /** The result (ok) or error (failed). */
+  result?: string
+  /** A diff to show in place of the result, when the tool made one. */
+  display?: string
+  /** A sub-agent's own tool calls, for a tool that runs one. */
+  steps: { id: string; name: string; state: ToolState }[]
+}
+
+/** One part of an assistant's turn, in the order the stream made them. */
+export type Block =
+  | { kind: 'thinking'; text: string; live: boolean }
+  | { kind: 'text'; text: string }
+  | ToolCard
+  | { kind: 'compressed'; text: string }
+
+/** How a turn stands. */
+export type TurnStatus = 'running' | DoneReason
+
+/** A turn as the page shows it. */
+export interface Turn {
+  /** The user's message that started it. */
+  message: string
+  sessionId?: string
+  model?: string
+  blocks: Block[]
+  status: TurnStatus
+  error?: { code: string; message: string }
+  usage: { input: number; output: number }
+  /** How many events were applied. */
+  seen: number
+}
+
+/** newTurn is a turn that has just been sent. */
+export function newTurn(message: string, sessionId?: string): Turn {
+  return { message, sessionId, blocks: [], status: 'running', usage: { input: 0, output: 0 }, seen: 0 }
+}
+
+/** applyEvent returns t with ev applied; t itself is not changed. */
+export function applyEvent(t: Turn, ev: HearthEvent): Turn {
+  const next: Turn = { ...t, blocks: t.blocks, seen: t.seen + 1 }
+  switch (ev.type) {
+    case 'session':
+      next.sessionId = ev.session_id
+      next.model = ev.model
+      return next
+    case 'thinking_start':
+      next.blocks = [...endThinking(t.blocks), { kind: 'thinking', text: '', live: true }]
+      return next
+    case 'thinking_delta': {
+      const blocks = [...t.blocks]
+      const last = blocks[blocks.length - 1]
+      if (last?.kind === 'thinking' && last.live) {
+        blocks[blocks.length - 1] = { ...last, text: last.text + ev.text }
+      } else {
+        blocks.push({ kind: 'thinking', text: ev.text, live: true })
+      }
+      next.blocks = blocks
+      return next
+    }
+    case 'thinking_end':
+      next.blocks = endThinking(t.blocks)
+      return next
+    case 'text_delta': {
+      const blocks = endThinking(t.blocks).slice()
+      const last = blocks[blocks.length - 1]
+      if (last?.kind === 'text') {
+        blocks[blocks.length - 1] = { ...last, text: last.text + ev.text }
+      } else {
+        blocks.push({ kind: 'text', text: ev.text })
+      }
+      next.blocks = blocks
+      return next
+    }
+    case 'tool_call': {
+      const blocks = endThinking(t.blocks).slice()
+      if (findTool(blocks, ev.id) < 0) {
+        blocks.push({ kind: 'tool', id: ev.id, name: ev.name, args: ev.args, state: 'pending', output: '', steps: [] })
+      }
+      next.blocks = blocks
+      return next
+    }
+    case 'approval_required': {
+      let blocks = endThinking(t.blocks)
+      const i = findTool(blocks, ev.id)
+      const c = i < 0 ? undefined : (blocks[i] as ToolCard)
+      if (c && c.state !== 'done' && c.state !== 'failed') {
+        blocks = blocks.slice()
+        blocks[i] = { ...c, state: 'approval', reason: ev.reason, args: ev.args ?? c.args }
+      } else {
+        // No card waits for this id: a sub-agent's call, whose ids may repeat
+        // the finished calls of this turn. It gets a card of its own.
+        blocks = [...blocks, { kind: 'tool', id: ev.id, name: ev.name, args: ev.args, state: 'approval', reason: ev.reason, output: '', steps: [] }]
+      }
+      next.blocks = blocks
+      return next
+    }
+    case 'tool_output':
+      next.blocks = updateTool(t.blocks, ev.id, ev.name, (c) => {
+        // Output means the call runs: a card still waiting for approval was
+        // answered (by another page, or before this page rebuilt the turn).
+        const state = c.state === 'pending' || c.state === 'approval' ? 'running' : c.state
+        const card: ToolCard = { ...c, state, output: c.output + (ev.text ?? '') }
+        if (ev.event) card.steps = step(c.steps, ev.event)
+        return card
+      })
+      return next
+    case 'tool_result':
+      next.blocks = updateTool(t.blocks, ev.id, ev.name, (c) => ({
+        ...c,
+        state: ev.ok ? 'done' : 'failed',
+        result: ev.ok ? ev.output : ev.error || ev.output,
+        display: ev.display,
+      }))
+      return next
+    case 'usage':
+      next.usage = { input: t.usage.input + ev.input_tokens, output: t.usage.output + ev.output_tokens }
+      return next
+    case 'compressed':
+      next.blocks = [...t.blocks, { kind: 'compressed', text: ev.text }]
+      return next
+    case 'error':
+      next.error = { code: ev.code, message: ev.hint ? `${ev.message} ${ev.hint}` : ev.message }
+      return next
+    case 'done': {
+      next.status = ev.reason
+      // The stream is over: nothing still thinks, nothing still runs.
+      next.blocks = endThinking(t.blocks).map((b) =>
+        b.kind === 'tool' && b.state !== 'done' && b.state !== 'failed'
+          ? { ...b, state: 'failed' as const, result: b.result ?? (ev.reason === 'cancelled' ? 'cancelled' : 'did not finish') }
+          : b,
+      )
+      // An answer the stream did not deliver as deltas (a server that
+      // does not stream) arrives whole in done.text.
+      if (ev.text && !next.blocks.some((b) => b.kind === 'text')) {
+        next.blocks = [...next.blocks, { kind: 'text', text: ev.text }]
+      }
+      return next
+    }
+    default:
+      return next // a type added to the contract later: ignored
+  }
+}
+
+/** decide records the user's answer to an approval: the card runs. */
+export function decide(t: Turn, id: string, decision: Decision): Turn {
+  return {
+    ...t,
+    blocks: updateTool(t.blocks, id, undefined, (c) =>
+      c.state === 'approval' ? { ...c, decision, state: decision === 'deny' ? 'failed' : 'running', result: decision === 'deny' ? 'denied' : c.result } : c,
+    ),
+  }
+}
+
+/** undecide puts a card back to waiting when sending the answer failed. */
+export function undecide(t: Turn, id: string): Turn {
+  return {
+    ...t,
+    blocks: updateTool(t.blocks, id, undefined, (c) => ({ ...c, decision: undefined, state: 'approval', result: undefined })),
+  }
+}
+
+/** pendingApprovals lists the cards waiting for the user. */
+export function pendingApprovals(t: Turn): ToolCard[] {
+  return t.blocks.filter((b): b is ToolCard => b.kind === 'tool' && b.state === 'approval')
+}
+
+/** answerText is the turn's answer: its text blocks joined. */
+export function answerText(t: { blocks: Block[] }): string {
+  return t.blocks
+    .filter((b) => b.kind === 'text')
+    .map((b) => (b as { text: string }).text)
+    .join('\n\n')
+}
+
+function endThinking(blocks: Block[]): Block[] {
+  const i = blocks.findIndex((b) => b.kind === 'thinking' && b.live)
+  if (i < 0) return blocks
+  return blocks.map((b) => (b.kind === 'thinking' && b.live ? { ...b, live: false } : b))
+}
+
+function findTool(blocks: Block[], id: string): number {
+  // The latest card with the id: servers may reuse ids across model calls.
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const b = blocks[i]
+    if (b.kind === 'tool' && b.id === id) return i
+  }
+  return -1
+}
+
+function updateTool(blocks: Block[], id: string, name: string | undefined, f: (c: ToolCard) => ToolCard): Block[] {
+  const out = blocks.slice()
+  let i = findTool(out, id)
+  if (i < 0) {
+    // An event for a call whose tool_call was never seen (a sub-agent's
+    // approval): it gets its own card.
+    out.push({ kind: 'tool', id, name: name ?? 'tool', args: {}, state: 'pending', output: '', steps: [] })
+    i = out.length - 1
+  }
+  out[i] = f(out[i] as ToolCard)
+  return out
+}
+
+function step(steps: ToolCard['steps'], ev: HearthEvent): ToolCard['steps'] {
+  if (ev.type === 'tool_call') return [...steps, { id: ev.id, name: ev.name, state: 'running' }]
+  if (ev.type === 'tool_result') {
+    return steps.map((s) => (s.id === ev.id && s.state === 'running' ? { ...s, state: ev.ok ? 'done' : 'failed' } : s))
+  }
+  return steps
+}
+
+/**
+ * takeFrame splits the queue of events received but not yet shown into
+ * what to apply in this animation frame and what to leave for the next.
+ * Text and reasoning deltas are taken in bulk; an event that changes a
+ * tool card's state ends the frame, so that every state of a card is on
+ * screen for at least one frame even when a tool finishes at once:
+ * tool_call (pending), approval_required, a call's first tool_output
+ * (running; streaming states names the calls whose output has begun), and
+ * tool_result. thinking_end ends it too, so that reasoning is seen live.
+ */
+export function takeFrame<T extends { ev: HearthEvent }>(queue: T[], streaming: ReadonlySet<string> = new Set()): [T[], T[]] {
+  for (let i = 0; i < queue.length; i++) {
+    const ev = queue[i].ev
+    switch (ev.type) {
+      case 'tool_output':
+        if (streaming.has(ev.id)) continue
+        break
+      case 'tool_call':
+      case 'approval_required':
+      case 'tool_result':
+      case 'thinking_end':
+        break
+      default:
+        continue
+    }
+    return [queue.slice(0, i + 1), queue.slice(i + 1)]
+  }
+  return [queue, []]
+}
