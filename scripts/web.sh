@@ -60,4 +60,4 @@ if [ -d .git ] || git rev-parse --git-dir >/dev/null 2>&1; then
   fi
 fi
 
-(cd web && npx --no-install vitest run --reporter=dot)
+(cd web && npx --no-install vitest run)
