@@ -55,9 +55,10 @@ else
 fi
 
 log "web UI: build, compare with server/ui, Vitest"
-# Also installs Debian's chromium for the Playwright tests, which run inside
-# go test (TestWebUI in cmd/hearth); HEARTH_WEB_E2E=1 makes them required.
 scripts/web.sh
+# The Playwright tests run inside go test (TestWebUI in cmd/hearth), in
+# Debian's chromium; HEARTH_WEB_E2E=1 makes them required.
+scripts/web.sh --deps
 export HEARTH_WEB_E2E=1
 
 log "go test -race ./..."

@@ -6,9 +6,9 @@
 #                             build differs from what is committed, and run
 #                             the Vitest tests
 #   scripts/web.sh --deps     only install what the UI's tests need: the npm
-#                             packages and Debian's chromium (for the
-#                             Playwright tests that `go test ./cmd/hearth`
-#                             runs with HEARTH_WEB_E2E=1)
+#                             packages, and Debian's chromium (with apt-get,
+#                             as root or with sudo) for the Playwright tests
+#                             that `go test ./cmd/hearth` runs
 #
 # The built UI is committed so that `go install` needs no Node; this script
 # is what keeps it equal to its sources. After changing web/src, run it (or
@@ -18,26 +18,36 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 need() {
   if ! command -v "$1" >/dev/null; then
-    echo "web.sh: $1 is needed to build the web UI (on Debian: apt-get install nodejs npm)" >&2
+    echo "web.sh: $1 is needed to build the web UI: install Node.js 20.19 or later, with npm" >&2
     exit 1
   fi
 }
 need node
 need npm
+# Vite needs Node 20.19 or later (Debian 12's own nodejs is 18).
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+  echo "web.sh: Node $(node --version) is too old to build the web UI: install Node.js 20.19 or later" >&2
+  exit 1
+fi
 
-# Chromium for the end-to-end tests: Debian's package (a test tool's own
-# browser download cannot reach the network from CI).
-chromium=${HEARTH_CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$chromium" ]; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+# Chromium for the end-to-end tests (--deps only: building and Vitest do
+# not need it): Debian's package, since a test tool's own browser download
+# cannot reach the network from CI.
+if [ "${1:-}" = --deps ]; then
+  chromium=${HEARTH_CHROMIUM:-/usr/bin/chromium}
+  if [ ! -x "$chromium" ]; then
+    install="apt-get install -y -q chromium"
+    if [ "$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null; then sudo="sudo -n"; else sudo=none; fi
+    if [ "$sudo" = none ] || ! command -v apt-get >/dev/null; then
+      echo "web.sh: no Chromium at $chromium: install Debian's chromium package (or set HEARTH_CHROMIUM to a Chromium)" >&2
+      exit 1
+    fi
     echo "installing Debian's chromium for the web UI's end-to-end tests" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null ||
-      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
-  elif command -v sudo >/dev/null && command -v apt-get >/dev/null; then
-    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
-  else
-    echo "web.sh: no chromium at $chromium and no way to install it: install chromium (or set HEARTH_CHROMIUM)" >&2
-    exit 1
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo $install >/dev/null || { $sudo apt-get update -q >/dev/null && $sudo $install >/dev/null; } || {
+      echo "web.sh: could not install chromium with apt-get: install it (or set HEARTH_CHROMIUM)" >&2
+      exit 1
+    }
   fi
 fi
 

@@ -5,6 +5,7 @@ import (
 	"github.com/hearth-agent/hearth/mcp"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -226,15 +227,48 @@ func TestStaticUI(t *testing.T) {
 	}
 }
 
-func TestEmbeddedPlaceholderUI(t *testing.T) {
+// TestEmbeddedUI checks that the built web UI is embedded and served: its
+// page (also for the UI's own routes, so that a reload works), the hashed
+// files it loads, with the headers that keep it safe.
+func TestEmbeddedUI(t *testing.T) {
 	f := newFixture(t)
-	req := f.request("GET", "/", nil)
-	req.Header.Del("Authorization")
-	resp := f.send(req)
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(data), "The Hearth API is running") || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
-		t.Errorf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	get := func(path string) (*http.Response, string) {
+		req := f.request("GET", path, nil)
+		req.Header.Del("Authorization") // the page itself needs no token
+		resp := f.send(req)
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(data)
+	}
+	resp, page := get("/")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	if strings.Contains(page, "<script>") || strings.Contains(page, "<script type=\"module\">") {
+		t.Errorf("the page has an inline script, which the CSP refuses:\n%s", page)
+	}
+	scripts := regexp.MustCompile(`src="(/assets/[^"]+\.js)"`).FindAllStringSubmatch(page, -1)
+	styles := regexp.MustCompile(`href="(/assets/[^"]+\.css)"`).FindAllStringSubmatch(page, -1)
+	if len(scripts) != 1 || len(styles) != 1 {
+		t.Fatalf("the page should load one script and one style sheet from /assets/ (is server/ui built? cd web && npm run build):\n%s", page)
+	}
+	for _, a := range []struct{ path, ctype string }{{scripts[0][1], "javascript"}, {styles[0][1], "text/css"}} {
+		resp, body := get(a.path)
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), a.ctype) || len(body) < 1000 {
+			t.Errorf("GET %s: %d %s, %d bytes", a.path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+		if cc := resp.Header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("GET %s: Cache-Control %q, want immutable (the name has a hash)", a.path, cc)
+		}
+	}
+	if resp, body := get("/s/s-abc123"); resp.StatusCode != 200 || body != page || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("GET /s/s-abc123 (a route of the UI): %d, Cache-Control %q, same page: %v", resp.StatusCode, resp.Header.Get("Cache-Control"), body == page)
+	}
+	if resp, _ := get("/assets/missing.js"); resp.StatusCode != 404 {
+		t.Errorf("GET /assets/missing.js: %d, want 404", resp.StatusCode)
 	}
 }
 

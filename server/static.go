@@ -9,7 +9,9 @@ import (
 )
 
 // ui holds the web UI's built files: index.html at the root, hashed assets
-// under assets/. Until the UI is built it holds a placeholder page.
+// under assets/. They are built from web/ (npm run build there) and
+// committed, so that building Hearth needs no Node; scripts/web.sh checks
+// that they match their sources.
 //
 //go:embed ui
 var ui embed.FS
@@ -23,9 +25,10 @@ func embeddedUI() fs.FS {
 }
 
 // contentSecurityPolicy lets the UI load only its own files and talk only
-// to this server; no inline scripts, no framing (the approve button must
-// not be clickjacked).
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+// to this server; no inline scripts or style sheets (styles the page sets
+// from script go through the CSSOM, which this allows), no framing (the
+// approve button must not be clickjacked).
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // static serves the UI. A path with no file extension that is not a file

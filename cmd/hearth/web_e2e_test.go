@@ -75,11 +75,13 @@ func TestWebUI(t *testing.T) {
 	env := append(os.Environ(), marker,
 		"HEARTH_E2E_URL="+s.base, "HEARTH_E2E_TOKEN="+s.token, "HEARTH_E2E_WORKSPACE="+e.ws,
 		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
-	tests := "e2e/"
+	// The files, not the directory: node 21 and later take a directory
+	// argument for a module to run.
+	tests, _ := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs"))
 	if dir := os.Getenv("HEARTH_SCREENSHOTS"); dir != "" {
 		// Only the screenshots, on this fresh server: a sidebar without
 		// the other tests' sessions.
-		tests = "e2e/screenshots.test.mjs"
+		tests = []string{filepath.Join(web, "e2e", "screenshots.test.mjs")}
 		abs, err := filepath.Abs(dir) // node runs in web/
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +94,8 @@ func TestWebUI(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-timeout=60000", "--test-reporter=spec", tests)
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-timeout=60000", "--test-reporter=spec")
+	cmd.Args = append(cmd.Args, tests...)
 	cmd.Dir = web
 	cmd.Env = env
 	// node and the browsers it starts form a process group, killed whole
@@ -172,7 +175,7 @@ func webPrereqs(t *testing.T) (web, node, chromium string) {
 // them, in plain words).
 //
 //   - a title request (not streamed): the prompt's first six words
-//     without markers;
+//     without markers (after 4 s for a prompt with "[slowtitle]");
 //   - "[think]", or "maps in Go": reasoning (slowly enough to see the panel
 //     open), then a Markdown answer with a Go code block, and usage;
 //   - "[tool]", or "Save a note…": a write_file call of note-WORD.txt
@@ -213,7 +216,12 @@ func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 		if i := strings.Index(p, "\n\nAssistant: "); i >= 0 {
 			p = p[:i]
 		}
-		return llmtest.OllamaWhole(model, llmtest.Text(webTitle(p)))
+		sc := llmtest.OllamaWhole(model, llmtest.Text(webTitle(p)))
+		if strings.Contains(p, "[slowtitle]") {
+			// The session stays held while it is titled: the next turn waits.
+			sc.HeaderDelay = 4 * time.Second
+		}
+		return sc
 	}
 	usage := llmtest.Usage(1600, 48)
 	think := strings.Contains(prompt, "[think]") || strings.Contains(prompt, "maps in Go")

@@ -1,7 +1,7 @@
 // Stopping a running turn.
 import { after, before, test } from 'node:test';
 import {
-  answerBody, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, uid,
+  answerBody, api, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, uid,
 } from './helpers.mjs';
 
 let browser;
@@ -26,5 +26,29 @@ test('Stop cancels the turn: it is marked cancelled and the partial answer is ke
   await page.reload();
   await hasText(answerBody(page), 'Counting slowly: one');
   if (!page.url().includes(id)) throw new Error(`the reload left the session: ${page.url()}`);
+  await page.context().close();
+});
+
+test('Stop works while the next turn waits for the last one to be saved (a slow title)', async () => {
+  const page = await open(browser);
+  await newChat(page);
+  // A new session's first turn ends, then the server asks the model for a
+  // title (4 s here) and keeps the session until it has one.
+  await send(page, `[slowtitle] hello ${uid()}`);
+  await hasText(answerBody(page), 'You said');
+  await idle(page);
+  await send(page, `[slow] count while titled ${uid()}`);
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  const answer = lastAnswer(page);
+  await hasText(answer.locator('[data-testid="turn-note"]'), 'Cancelled');
+  await idle(page);
+  // The stopped turn must not run on behind the page's back: after the
+  // title, nothing of it appears.
+  await new Promise((r) => setTimeout(r, 6000));
+  const id = await sessionId(page);
+  const { body } = await api('GET', `/v1/sessions/${id}`);
+  if (body.running_turn) throw new Error(`a turn still runs: ${body.running_turn}`);
+  const said = body.messages.filter((m) => m.role === 'assistant').map((m) => m.content).join(' | ');
+  if (said.includes('Counting slowly: one, two')) throw new Error(`the stopped turn ran on: ${said}`);
   await page.context().close();
 });

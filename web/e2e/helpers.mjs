@@ -28,7 +28,7 @@ export const WORKSPACE = need('HEARTH_E2E_WORKSPACE');
 const SCREENSHOTS = process.env.HEARTH_SCREENSHOTS || '';
 
 /** How long one wait may take, in ms: a few seconds, so failures come fast. */
-export const WAIT = 5000;
+export const WAIT = process.env.CI ? 15000 : 5000; // CI runs this beside the race-enabled Go tests
 
 function need(name) {
   const v = process.env[name];

@@ -20,6 +20,9 @@ test('screenshots of the main screens', { skip: !enabled && 'HEARTH_SCREENSHOTS 
   await idle(page);
   await newChat(page);
   await send(page, 'What are maps in Go?');
+  // The reasoning, live.
+  await hasText(lastAnswer(page).locator('details[data-testid="thinking"][open]'), 'I should show');
+  await shot(page, 'web-thinking.png');
   await lastAnswer(page).locator('[data-testid="answer"] .hljs').first().waitFor();
   await idle(page);
   await until(async () => (await page.locator('[data-testid="session-item"]').allTextContents()).some((t) => t.includes('What are maps')),

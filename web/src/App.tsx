@@ -48,6 +48,12 @@ export function App() {
   const [loadError, setLoadError] = useState<string>()
   const [loading, setLoading] = useState(false)
   const [health, setHealth] = useState<Health>()
+  // Hearth itself does not answer (hearth serve stopped).
+  const [offline, setOffline] = useState(false)
+  // Bumped to load the open session again.
+  const [reload, setReload] = useState(0)
+  // A message given back to the composer (it could not be sent).
+  const [draft, setDraft] = useState<{ text: string; n: number }>()
   const [models, setModels] = useState<ModelInfo[]>([])
   const [defaultModel, setDefaultModel] = useState('')
   const [view, setView] = useState<'chat' | 'usage'>('chat')
@@ -59,15 +65,20 @@ export function App() {
     if (unauthorized(err)) setAuthError(true)
   }, [])
 
-  // The session list, searched as the user types.
+  // The session list, searched as the user types. Only the latest
+  // request's answer is shown: answers may come back out of order.
+  const listSeq = useRef(0)
   const refreshList = useCallback(
     async (q = query) => {
       if (!client) return
+      const seq = ++listSeq.current
       try {
         const r = await client.sessions(q.trim())
+        if (seq !== listSeq.current) return
         setSessions(r.sessions ?? [])
         setListError(undefined)
       } catch (err) {
+        if (seq !== listSeq.current) return
         fail(err)
         setListError((err as Error).message)
       }
@@ -79,34 +90,56 @@ export function App() {
     return () => clearTimeout(t)
   }, [query, refreshList])
 
-  const onFinished = useCallback(() => void refreshList(), [refreshList])
-  const turns = useTurns(client, onFinished)
+  const turns = useTurns(client, {
+    onFinished: () => void refreshList(),
+    onBusy: (_id, message) => {
+      // Give the message back, and show the turn that holds the session.
+      setDraft((d) => ({ text: message, n: (d?.n ?? 0) + 1 }))
+      setSendError('This session is busy with a turn started elsewhere (another tab, or hearth run). It is shown below: wait for it, or stop it, then send again.')
+      setReload((n) => n + 1)
+    },
+    onGone: () => setReload((n) => n + 1),
+    onUnauthorized: () => setAuthError(true),
+  })
 
-  // The model server's health, now and every 30 s.
-  const checkHealth = useCallback(async () => {
+  // The models; asked again when the model server comes back.
+  const loadModels = useCallback(async () => {
     if (!client) return
     try {
-      setHealth(await client.health())
+      const r = await client.models()
+      setModels(r.models ?? [])
+      setDefaultModel(r.default ?? '')
     } catch (err) {
       fail(err)
     }
   }, [client, fail])
+
+  // The model server's health, now and every 30 s.
+  const reachable = useRef<boolean>(undefined)
+  const checkHealth = useCallback(async () => {
+    if (!client) return
+    try {
+      const h = await client.health()
+      setHealth(h)
+      setOffline(false)
+      if (h.provider.reachable && reachable.current !== true) void loadModels()
+      reachable.current = h.provider.reachable
+    } catch (err) {
+      fail(err)
+      if (err instanceof APIError && err.status === 0) {
+        setOffline(true)
+        reachable.current = undefined
+      }
+    }
+  }, [client, fail, loadModels])
   useEffect(() => {
     void checkHealth()
     const t = setInterval(() => void checkHealth(), healthEvery)
     return () => clearInterval(t)
   }, [checkHealth])
-
   useEffect(() => {
-    if (!client) return
-    client
-      .models()
-      .then((r) => {
-        setModels(r.models ?? [])
-        setDefaultModel(r.default ?? '')
-      })
-      .catch(fail)
-  }, [client, fail])
+    void loadModels()
+  }, [loadModels])
 
   const model = pickModel(settings.model, defaultModel, models)
 
@@ -118,12 +151,14 @@ export function App() {
   useEffect(() => {
     if (activeId && skipLoad.current === activeId) {
       skipLoad.current = undefined
+      setHistory([])
+      setLoadError(undefined)
       return
     }
     resetTurns()
     setHistory([])
     setLoadError(undefined)
-    setSendError(undefined)
+    if (reload === 0) setSendError(undefined)
     if (!client || !activeId) return
     const ctl = new AbortController()
     setLoading(true)
@@ -146,7 +181,8 @@ export function App() {
       })
       .finally(() => !ctl.signal.aborted && setLoading(false))
     return () => ctl.abort()
-  }, [client, activeId, resetTurns, follow, fail])
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [client, activeId, reload, resetTurns, follow, fail])
 
   // The address follows the open session; back and forward move between them.
   const navigate = useCallback((id: string | undefined, replace = false) => {
@@ -156,6 +192,8 @@ export function App() {
       else history_.pushState(null, '', path)
     }
     setActiveId(id)
+    setReload(0)
+    setSendError(undefined)
     setView('chat')
     setDrawer(false)
   }, [])
@@ -188,6 +226,7 @@ export function App() {
         history_.pushState(null, '', `/s/${encodeURIComponent(id)}`)
         skipLoad.current = id
         setActiveId(id)
+        setReload(0)
       } catch (err) {
         fail(err)
         setSendError((err as Error).message)
@@ -247,6 +286,7 @@ export function App() {
   const active = sessions.find((s) => s.id === activeId)
   const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
+  const narrow = typeof window !== 'undefined' && window.matchMedia?.('(max-width: 719px)').matches
 
   return (
     <div className={`app${drawer ? ' drawer-open' : ''}`}>
@@ -254,6 +294,7 @@ export function App() {
         Skip to the message box
       </a>
       <Sidebar
+        drawer={narrow ? drawer : undefined}
         sessions={sessions}
         activeId={activeId}
         query={query}
@@ -265,7 +306,8 @@ export function App() {
         error={listError}
       />
       {drawer && <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
-      <main className="main">
+      <Announcer turn={current} />
+      <main className="main" inert={narrow && drawer ? true : undefined}>
         <Header
           models={models}
           model={model}
@@ -274,9 +316,18 @@ export function App() {
           onUsage={() => setView(view === 'usage' ? 'chat' : 'usage')}
           onSettings={() => setShowSettings(true)}
           onSessions={() => setDrawer(!drawer)}
+          drawerOpen={drawer}
           title={title}
         />
-        <ProviderProblem health={health} onRetry={() => void checkHealth()} />
+        {offline ? (
+          <div className="banner" role="alert">
+            <p>
+              <strong>Hearth does not answer.</strong> Is <code>hearth serve</code> still running? Start it again; this page reconnects by itself.
+            </p>
+          </div>
+        ) : (
+          <ProviderProblem health={health} onRetry={() => void checkHealth()} />
+        )}
         {view === 'usage' && client ? (
           <UsageView client={client} onClose={() => setView('chat')} onOpen={(id) => navigate(id)} />
         ) : (
@@ -311,6 +362,11 @@ export function App() {
                 {turns.turns.map((t, i) => (
                   <TurnView key={i} turn={t} keepThinkingOpen={settings.keepThinkingOpen} onAnswer={turns.answer} />
                 ))}
+                {turns.reconnecting && (
+                  <p className="turn-note" role="status">
+                    Connection lost: reconnecting to the turn…
+                  </p>
+                )}
                 {(sendError || turns.problem) && (
                   <p role="alert" className="turn-error">
                     {sendError || turns.problem}
@@ -323,7 +379,8 @@ export function App() {
               onSend={(t) => void send(t)}
               onStop={() => void turns.stop()}
               focusKey={activeId ?? 'new'}
-              disabled={!!loadError}
+              disabled={!!loadError || loading}
+              draft={draft}
             />
             {current?.status === 'running' && current.usage.input + current.usage.output > 0 && (
               <p className="turn-usage muted small" aria-live="off">
@@ -334,6 +391,28 @@ export function App() {
         )}
       </main>
       {showSettings && <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} />}
+    </div>
+  )
+}
+
+/**
+ * Announcer tells screen readers what changed in the turn: an approval to
+ * give, the answer ready, the turn stopped or failed. (The streaming text
+ * itself is not read out token by token.)
+ */
+function Announcer({ turn }: { turn?: import('./turn').Turn }) {
+  let text = ''
+  if (turn) {
+    const waiting = turn.blocks.filter((b) => b.kind === 'tool' && b.state === 'approval') as import('./turn').ToolCard[]
+    if (waiting.length > 0) text = `${waiting[0].name} is waiting for your approval: ${waiting[0].reason ?? ''}`
+    else if (turn.status === 'stop') text = 'The answer is ready.'
+    else if (turn.status === 'cancelled') text = 'The turn was cancelled.'
+    else if (turn.status === 'max_turns') text = 'The turn stopped at the most model calls it may make.'
+    else if (turn.status === 'error') text = `The turn failed: ${turn.error?.message ?? ''}`
+  }
+  return (
+    <div className="sr-only" aria-live="polite" role="status">
+      {text}
     </div>
   )
 }

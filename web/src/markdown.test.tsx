@@ -1,6 +1,7 @@
 import { cleanup, render } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Markdown, blocks, highlight, renderBlock } from './markdown'
+import type { Links, Token } from 'marked'
 
 afterEach(cleanup)
 
@@ -164,5 +165,66 @@ describe('blocks', () => {
     expect(tokens.map((t) => t.type)).toEqual(['heading', 'paragraph', 'code', 'def'].filter((t) => tokens.some((k) => k.type === t)))
     expect(tokens.some((t) => t.type === 'space')).toBe(false)
     expect(links.r?.href).toBe('https://e.com')
+  })
+})
+
+describe('blocks, lexing a streamed answer again from its last block', () => {
+  const doc = [
+    '# Title\n\nSome **bold** text and a [ref][r].\n\n',
+    'Setext heading\n===\n\n',
+    '- a\n- b\n\n  continued item\n\n',
+    'para\n- c\n\n',
+    '| x | y |\n|---|---|\n| 1 | 2 |\n\n',
+    '```go\nfunc main() {\n\n\tfmt.Println("hi")\n}\n```\n\n',
+    '    indented code\n\n',
+    '> quote\ncontinues\n\n',
+    '1. one\n2. two\n\n',
+    '<div>\n\nhtml</div>\n\n',
+    '[r]: https://example.com\n\nlast line',
+  ].join('')
+  // The tokens, inline ones included, say everything the page renders
+  // (and comparing them is much faster than rendering in jsdom).
+  const html = (l: { tokens: Token[]; links: Links }) => JSON.stringify([l.tokens, l.links])
+  const whole = html(blocks(doc))
+
+  it('renders the same HTML as the whole text', () => {
+    const l = blocks(doc, blocks(doc.slice(0, 100)))
+    const render = (x: { tokens: Token[]; links: Links }) => x.tokens.map((t) => renderBlock(t, x.links)).join('')
+    expect(render(l)).toBe(render(blocks(doc)))
+    expect(render(l)).toContain('<a href="https://example.com"')
+  })
+
+  it('gives what lexing the whole text gives, whatever the text was cut at before', () => {
+    for (let k = 0; k <= doc.length; k++) {
+      expect(html(blocks(doc, blocks(doc.slice(0, k)))), `cut at ${k}: ${JSON.stringify(doc.slice(Math.max(0, k - 20), k))}`).toBe(whole)
+    }
+  })
+
+  it('gives it too when the text grows a few characters at a time', () => {
+    for (const step of [1, 3, 17]) {
+      let l = blocks('')
+      for (let k = step; k < doc.length + step; k += step) l = blocks(doc.slice(0, k), l)
+      expect(html(l), `step ${step}`).toBe(whole)
+    }
+  })
+
+  it('lexes from scratch a text that does not continue the last one', () => {
+    const l = blocks('# Other\n\ntext', blocks(doc))
+    expect(l.tokens.map((t) => t.type)).toEqual(['heading', 'paragraph'])
+  })
+})
+
+describe("a model's HTML cannot cover or pose as the page", () => {
+  const cases: [string, string, (el: HTMLElement) => void][] = [
+    ['a link stretched over the page', '<a href="https://x.example" style="position:fixed;inset:0;z-index:9999">x</a>', (el) => expect(el.querySelector('[style]')).toBeNull()],
+    ['the page\'s own classes', '<div class="tool-card state-approval backdrop">fake</div>', (el) => expect(el.querySelector('.tool-card, .backdrop')).toBeNull()],
+    ['an id that shadows the page\'s', '<p id="root">x</p><a name="x">y</a>', (el) => expect(el.querySelector('[id], [name]')).toBeNull()],
+    ['a dialog', '<dialog open>Allow?</dialog>', (el) => expect(el.querySelector('dialog')).toBeNull()],
+  ]
+  it.each(cases)('%s', (_name, src, check) => check(md(src)))
+
+  it('keeps the classes the highlighter writes', () => {
+    const el = md('```go\nfunc f() {}\n```')
+    expect(el.querySelector('pre.code code.hljs.language-go .hljs-keyword')).not.toBeNull()
   })
 })

@@ -24,7 +24,7 @@ import typescript from 'highlight.js/lib/languages/typescript'
 import xml from 'highlight.js/lib/languages/xml'
 import yaml from 'highlight.js/lib/languages/yaml'
 import { Marked, type Links, type Token, type Tokens } from 'marked'
-import { memo, useMemo } from 'react'
+import { memo, useMemo, useRef } from 'react'
 
 const languages = {
   bash, c, cpp, css, diff, go, ini, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml,
@@ -67,10 +67,19 @@ const marked = new Marked({
 })
 
 const purify = DOMPurify()
+// Classes the renderer itself writes; a model's own classes could dress its
+// text as the page's controls.
+const ownClass = /^(hljs(-[\w-]+)?|language-[\w+#-]+|code-lang|code|[\w-]+_)$/
 purify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
     node.setAttribute('target', '_blank')
     node.setAttribute('rel', 'noopener noreferrer')
+  }
+  const cls = node.getAttribute('class')
+  if (cls !== null) {
+    const kept = cls.split(/\s+/).filter((c) => ownClass.test(c))
+    if (kept.length > 0) node.setAttribute('class', kept.join(' '))
+    else node.removeAttribute('class')
   }
 })
 
@@ -79,16 +88,53 @@ export function renderBlock(token: Token, links: Links = {}): string {
   const list = [token] as Token[] & { links: Links }
   list.links = links
   const html = marked.parser(list)
-  return purify.sanitize(html, { FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select'] })
+  // No style attributes and no ids: a model's HTML must not cover, restyle
+  // or pose as the page (a link stretched over the Allow button).
+  return purify.sanitize(html, {
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'dialog'],
+    FORBID_ATTR: ['style', 'id', 'name', 'tabindex', 'accesskey', 'autofocus', 'popover'],
+  })
+}
+
+/** Lexed is Markdown split into its top-level blocks. */
+export interface Lexed {
+  text: string
+  /** Every top-level token, blank space included: their raws make up text. */
+  all: Token[]
+  /** The blocks to show: all without blank space. */
+  tokens: Token[]
+  /** The reference links the text defines. */
+  links: Links
 }
 
 /**
- * blocks splits Markdown into its top-level blocks (blank space dropped),
- * with the reference links the whole text defines.
+ * blocks splits Markdown into its top-level blocks. Given what it returned
+ * for a shorter text that this one continues (a streamed answer), it lexes
+ * again only from the start of the last block: blocks before it are
+ * finished, so an update costs the size of the open block, not of the
+ * whole answer.
  */
-export function blocks(text: string): { tokens: Token[]; links: Links } {
-  const list = marked.lexer(text)
-  return { tokens: list.filter((t) => t.type !== 'space'), links: list.links }
+export function blocks(text: string, prev?: Lexed): Lexed {
+  let keep: Token[] = []
+  let start = 0
+  if (prev && text.startsWith(prev.text)) {
+    // Keep every token before the last block (and the space after it).
+    let last = prev.all.length - 1
+    while (last >= 0 && prev.all[last].type === 'space') last--
+    keep = prev.all.slice(0, Math.max(0, last))
+    for (const t of keep) start += t.raw.length
+  }
+  const fresh = marked.lexer(text.slice(start))
+  const changed = (k: string) =>
+    prev!.links[k]?.href !== fresh.links[k].href || prev!.links[k]?.title !== fresh.links[k].title
+  if (keep.length > 0 && Object.keys(fresh.links).some(changed)) {
+    // A new (or still growing) reference-link definition may resolve links
+    // in the finished blocks: lex the whole text again.
+    return blocks(text)
+  }
+  const all = [...keep, ...fresh]
+  const links = { ...(keep.length > 0 ? prev!.links : {}), ...fresh.links }
+  return { text, all, tokens: all.filter((t) => t.type !== 'space'), links }
 }
 
 interface BlockProps {
@@ -109,7 +155,8 @@ const Block = memo(
 
 /** Markdown shows Markdown text, re-rendering only the blocks that changed. */
 export function Markdown({ text }: { text: string }) {
-  const { tokens, links } = useMemo(() => blocks(text), [text])
+  const prev = useRef<Lexed>(undefined)
+  const { tokens, links } = useMemo(() => (prev.current = blocks(text, prev.current)), [text])
   return (
     <div className="markdown">
       {tokens.map((t, i) => (

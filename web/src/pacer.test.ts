@@ -240,3 +240,40 @@ describe('Pacer', () => {
     expect(seen).toEqual(['pending', 'running', 'done'])
   })
 })
+
+describe('Pacer on a hidden page', () => {
+  const evs: HearthEvent[] = [
+    { type: 'tool_call', id: 'a', name: 'read_file', args: {} },
+    { type: 'tool_result', id: 'a', name: 'read_file', ok: true, output: 'x' },
+    { type: 'tool_call', id: 'b', name: 'read_file', args: {} },
+    { type: 'tool_result', id: 'b', name: 'read_file', ok: true, output: 'y' },
+    { type: 'done', reason: 'stop', text: '' },
+  ]
+
+  it('hands over everything in one go while hidden: nothing is painted, timers are slow', () => {
+    const f = manualFrames()
+    const batches: HearthEvent[][] = []
+    const p = new Pacer((b) => batches.push(b), f.frame, () => true)
+    for (const ev of evs) p.push(ev)
+    f.step()
+    expect(batches).toEqual([evs])
+    expect(p.pending).toBe(0)
+  })
+
+  it('flush applies what waits at once, and the frame asked for earlier does nothing', () => {
+    const f = manualFrames()
+    const batches: HearthEvent[][] = []
+    const p = new Pacer((b) => batches.push(b), f.frame, () => false)
+    for (const ev of evs) p.push(ev)
+    p.flush()
+    expect(batches).toEqual([evs])
+    f.step()
+    expect(batches).toHaveLength(1)
+    // and it goes on pacing what comes next
+    p.push(evs[0])
+    p.push(evs[1])
+    f.step()
+    f.step()
+    expect(batches.slice(1)).toEqual([[evs[0]], [evs[1]]])
+  })
+})

@@ -17,7 +17,14 @@ export const browserFrame: Frame = (f) => {
   }
 }
 
-/** Pacer queues events and hands them to apply frame by frame. */
+/** hidden reports whether the page is not on screen (nothing is painted). */
+export const pageHidden = () => typeof document !== 'undefined' && document.hidden
+
+/**
+ * Pacer queues events and hands them to apply frame by frame. While the
+ * page is hidden nothing is painted, so it hands over all it has at once
+ * (a hidden tab's timers are slowed to one a second, or a minute).
+ */
 export class Pacer {
   private queue: { ev: HearthEvent }[] = []
   private scheduled = false
@@ -28,7 +35,16 @@ export class Pacer {
   constructor(
     private readonly apply: (events: HearthEvent[]) => void,
     private readonly frame: Frame = browserFrame,
+    private readonly hidden: () => boolean = pageHidden,
   ) {}
+
+  /** flush applies everything queued now (the page became visible again). */
+  flush(): void {
+    if (this.queue.length === 0) return
+    this.generation++ // a frame already asked for finds nothing to do
+    this.scheduled = false
+    this.take(this.queue.length)
+  }
 
   /** push queues an event to be applied in a coming frame. */
   push(ev: HearthEvent): void {
@@ -56,11 +72,15 @@ export class Pacer {
     this.frame(() => {
       if (gen !== this.generation) return
       this.scheduled = false
-      const [now, rest] = takeFrame(this.queue, this.streaming)
-      this.queue = rest
-      for (const q of now) if (q.ev.type === 'tool_output') this.streaming.add(q.ev.id)
-      if (now.length > 0) this.apply(now.map((q) => q.ev))
-      if (rest.length > 0) this.schedule()
+      this.take(this.hidden() ? this.queue.length : takeFrame(this.queue, this.streaming)[0].length)
+      if (this.queue.length > 0) this.schedule()
     })
+  }
+
+  private take(n: number): void {
+    const now = this.queue.slice(0, n)
+    this.queue = this.queue.slice(n)
+    for (const q of now) if (q.ev.type === 'tool_output') this.streaming.add(q.ev.id)
+    if (now.length > 0) this.apply(now.map((q) => q.ev))
   }
 }

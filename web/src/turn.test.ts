@@ -19,7 +19,7 @@ const call = (id: string, name = 'read_file', args: unknown = { file_path: 'a.tx
 const result = (id: string, ok = true, extra: Partial<Extract<HearthEvent, { type: 'tool_result' }>> = {}): HearthEvent => ({
   type: 'tool_result', id, name: 'read_file', ok, ...(ok ? { output: 'out-' + id } : { error: 'err-' + id }), ...extra,
 })
-const approval = (id: string, reason = 'will do it'): HearthEvent => ({ type: 'approval_required', id, name: 'write_file', args: { path: 'x' }, reason })
+const approval = (id: string, reason = 'will do it', name = 'read_file'): HearthEvent => ({ type: 'approval_required', id, name, args: { path: 'x' }, reason })
 const output = (id: string, text: string, event?: HearthEvent): HearthEvent => ({ type: 'tool_output', id, name: 'run_shell_command', text, ...(event ? { event } : {}) })
 
 describe('applyEvent: the example of docs/events.md', () => {
@@ -194,12 +194,32 @@ describe('applyEvent: the tool card state machine', () => {
   })
 
   it("a sub-agent's approval (an id never called in this turn) gets its own card", () => {
-    const t = fold([call('call_1', 'codebase_investigator'), output('call_1', '→ write\n', call('call_9', 'write_file')), approval('call_9', 'write x')])
+    const t = fold([call('call_1', 'codebase_investigator'), output('call_1', '→ write\n', call('call_9', 'write_file')), approval('call_9', 'write x', 'write_file')])
     expect(tools(t).map((c) => [c.id, c.state])).toEqual([['call_1', 'running'], ['call_9', 'approval']])
     expect(tool(t, 'call_9')).toMatchObject({ name: 'write_file', reason: 'write x' })
     const t2 = decide(t, 'call_9', 'allow')
     expect(tool(t2, 'call_9').state).toBe('running')
     expect(tool(t2, 'call_1').state).toBe('running')
+    // Its result comes nested in the parent's output, and ends its card.
+    const t3 = applyEvent(t2, output('call_1', '✓ write_file\n', { type: 'tool_result', id: 'call_9', name: 'write_file', ok: true, output: 'wrote x' }))
+    expect(tools(t3).map((c) => [c.id, c.state])).toEqual([['call_1', 'running'], ['call_9', 'done']])
+    expect(tool(t3, 'call_9').result).toBe('wrote x')
+  })
+
+  it("a sub-agent's approval with the running parent's own id does not take over the parent's card", () => {
+    const t = fold([call('call_1', 'codebase_investigator'), approval('call_1', 'rm -rf build', 'run_shell_command')])
+    expect(tools(t).map((c) => [c.name, c.state])).toEqual([['codebase_investigator', 'pending'], ['run_shell_command', 'approval']])
+  })
+
+  it('a failed answer does not reopen a card the stream has moved on', () => {
+    for (const d of ['allow', 'deny'] as const) {
+      let t = decide(fold([call('c'), approval('c')]), 'c', d)
+      t = applyEvent(t, result('c', d === 'allow'))
+      expect(undecide(t, 'c'), d).toBe(t)
+    }
+    let t = decide(fold([call('c'), approval('c')]), 'c', 'allow')
+    t = applyEvent(t, output('c', 'x'))
+    expect(undecide(t, 'c')).toBe(t)
   })
 
   // docs/api.md: "answered (running; the API sends no event for the
@@ -310,7 +330,8 @@ describe('takeFrame', () => {
     [['tool_call', 'approval_required'], ['tool_call'], ['approval_required']],
     [['approval_required', 'text_delta'], ['approval_required'], ['text_delta']],
     [['tool_result', 'done'], ['tool_result'], ['done']],
-    [['thinking_start', 'thinking_delta', 'thinking_end', 'text_delta'], ['thinking_start', 'thinking_delta', 'thinking_end'], ['text_delta']],
+    [['thinking_start', 'thinking_delta', 'thinking_end', 'text_delta'], ['thinking_start', 'thinking_delta'], ['thinking_end', 'text_delta']],
+    [['thinking_end', 'text_delta', 'text_delta'], ['thinking_end', 'text_delta', 'text_delta'], []],
     [['tool_output', 'tool_output'], ['tool_output'], ['tool_output']],
   ]
   it.each(cases)('%j → %j then %j', (input, now, rest) => {

@@ -107,9 +107,11 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
     }
     case 'approval_required': {
       let blocks = endThinking(t.blocks)
-      const i = findTool(blocks, ev.id)
+      // Only the call's own card: same name, not finished. A sub-agent's
+      // call ids may repeat this turn's (even the running parent's).
+      const i = findTool(blocks, ev.id, (c) => c.name === ev.name && (c.state === 'pending' || c.state === 'approval'))
       const c = i < 0 ? undefined : (blocks[i] as ToolCard)
-      if (c && c.state !== 'done' && c.state !== 'failed') {
+      if (c) {
         blocks = blocks.slice()
         blocks[i] = { ...c, state: 'approval', reason: ev.reason, args: ev.args ?? c.args }
       } else {
@@ -120,8 +122,8 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
       next.blocks = blocks
       return next
     }
-    case 'tool_output':
-      next.blocks = updateTool(t.blocks, ev.id, ev.name, (c) => {
+    case 'tool_output': {
+      let blocks = updateTool(t.blocks, ev.id, ev.name, (c) => {
         // Output means the call runs: a card still waiting for approval was
         // answered (by another page, or before this page rebuilt the turn).
         const state = c.state === 'pending' || c.state === 'approval' ? 'running' : c.state
@@ -129,7 +131,24 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
         if (ev.event) card.steps = step(c.steps, ev.event)
         return card
       })
+      // A sub-agent's call that needed approval has a card of its own (its
+      // approval_required came unnested); its result comes nested.
+      const sub = ev.event
+      if (sub?.type === 'tool_result' || sub?.type === 'tool_output') {
+        const parent = findTool(blocks, ev.id)
+        const i = findTool(blocks, sub.id, (c, j) => j !== parent && c.name === sub.name && c.state !== 'done' && c.state !== 'failed')
+        if (i >= 0) {
+          blocks = blocks.slice()
+          const c = blocks[i] as ToolCard
+          blocks[i] =
+            sub.type === 'tool_result'
+              ? { ...c, state: sub.ok ? 'done' : 'failed', result: sub.ok ? sub.output : sub.error || sub.output, display: sub.display }
+              : { ...c, state: 'running', output: c.output + (sub.text ?? '') }
+        }
+      }
+      next.blocks = blocks
       return next
+    }
     case 'tool_result':
       next.blocks = updateTool(t.blocks, ev.id, ev.name, (c) => ({
         ...c,
@@ -179,10 +198,17 @@ export function decide(t: Turn, id: string, decision: Decision): Turn {
 
 /** undecide puts a card back to waiting when sending the answer failed. */
 export function undecide(t: Turn, id: string): Turn {
-  return {
-    ...t,
-    blocks: updateTool(t.blocks, id, undefined, (c) => ({ ...c, decision: undefined, state: 'approval', result: undefined })),
-  }
+  const i = findTool(t.blocks, id, (c) => c.decision !== undefined)
+  if (i < 0) return t
+  const c = t.blocks[i] as ToolCard
+  // Only while nothing came from the stream since the answer: a card that
+  // ran, or ended, is left as the stream says.
+  const optimistic =
+    c.output === '' && (c.decision === 'deny' ? c.state === 'failed' && c.result === 'denied' : c.state === 'running' && c.result === undefined)
+  if (!optimistic) return t
+  const blocks = t.blocks.slice()
+  blocks[i] = { ...c, decision: undefined, state: 'approval', result: undefined }
+  return { ...t, blocks }
 }
 
 /** pendingApprovals lists the cards waiting for the user. */
@@ -204,11 +230,11 @@ function endThinking(blocks: Block[]): Block[] {
   return blocks.map((b) => (b.kind === 'thinking' && b.live ? { ...b, live: false } : b))
 }
 
-function findTool(blocks: Block[], id: string): number {
+function findTool(blocks: Block[], id: string, ok: (c: ToolCard, i: number) => boolean = () => true): number {
   // The latest card with the id: servers may reuse ids across model calls.
   for (let i = blocks.length - 1; i >= 0; i--) {
     const b = blocks[i]
-    if (b.kind === 'tool' && b.id === id) return i
+    if (b.kind === 'tool' && b.id === id && ok(b, i)) return i
   }
   return -1
 }
@@ -241,8 +267,9 @@ function step(steps: ToolCard['steps'], ev: HearthEvent): ToolCard['steps'] {
  * tool card's state ends the frame, so that every state of a card is on
  * screen for at least one frame even when a tool finishes at once:
  * tool_call (pending), approval_required, a call's first tool_output
- * (running; streaming states names the calls whose output has begun), and
- * tool_result. thinking_end ends it too, so that reasoning is seen live.
+ * (running; streaming names the calls whose output has begun), and
+ * tool_result. A frame also ends before thinking_end, so that reasoning is
+ * seen live before it folds.
  */
 export function takeFrame<T extends { ev: HearthEvent }>(queue: T[], streaming: ReadonlySet<string> = new Set()): [T[], T[]] {
   for (let i = 0; i < queue.length; i++) {
@@ -251,10 +278,13 @@ export function takeFrame<T extends { ev: HearthEvent }>(queue: T[], streaming: 
       case 'tool_output':
         if (streaming.has(ev.id)) continue
         break
+      case 'thinking_end':
+        // Reasoning received so far is painted live before it folds.
+        if (i > 0) return [queue.slice(0, i), queue.slice(i)]
+        continue
       case 'tool_call':
       case 'approval_required':
       case 'tool_result':
-      case 'thinking_end':
         break
       default:
         continue

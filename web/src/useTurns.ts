@@ -1,9 +1,10 @@
 // useTurns runs the turns of the open session: it sends them, reads their
-// event streams, applies the events frame by frame (takeFrame), and answers
+// event streams, applies the events frame by frame (Pacer), and answers
 // approvals and stop.
 
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { APIError, type Client } from './api'
+import { flushSync } from 'react-dom'
+import { APIError, unauthorized, type Client } from './api'
 import { Pacer } from './pacer'
 import { applyEvent, decide, newTurn, undecide, type Turn } from './turn'
 import type { Decision, HearthEvent } from './types'
@@ -13,6 +14,8 @@ export interface Turns {
   /** This visit's turns of the open session, the last perhaps running. */
   turns: Turn[]
   running: boolean
+  /** The stream dropped and is being resumed. */
+  reconnecting: boolean
   /** send starts a turn in the session. */
   send(sessionId: string, message: string, model?: string): Promise<void>
   /** follow rebuilds a turn already running (after a reload). */
@@ -25,40 +28,82 @@ export interface Turns {
   problem?: string
 }
 
-/** useTurns is the hook; onFinished is called when a turn's stream ends. */
-export function useTurns(client: Client | undefined, onFinished: (sessionId: string) => void): Turns {
+/** What useTurns tells the page. */
+export interface TurnEvents {
+  /** A turn's stream ended (or was left): the session list may have changed. */
+  onFinished(sessionId: string): void
+  /**
+   * The session was running another turn (another tab, `hearth run`): the
+   * message was not sent. The page gives it back to the user and shows
+   * that turn.
+   */
+  onBusy(sessionId: string, message: string): void
+  /** The turn's events are gone (a long sleep, a restarted server): reload the session. */
+  onGone(sessionId: string): void
+  /** The token was refused. */
+  onUnauthorized(): void
+}
+
+/** useTurns is the hook. */
+export function useTurns(client: Client | undefined, events: TurnEvents): Turns {
   const [turns, setTurns] = useState<Turn[]>([])
   const [problem, setProblem] = useState<string>()
-  const reader = useRef<AbortController | undefined>(undefined)
-  const finished = useRef(onFinished)
-  finished.current = onFinished
+  const [reconnecting, setReconnecting] = useState(false)
+  const reader = useRef<{ ctl: AbortController; events: number } | undefined>(undefined)
+  const on = useRef(events)
+  on.current = events
 
   const update = useCallback((f: (t: Turn) => Turn) => {
     setTurns((ts) => (ts.length === 0 ? ts : [...ts.slice(0, -1), f(ts[ts.length - 1])]))
   }, [])
 
-  const [pacer] = useState(() => new Pacer((events) => update((t) => events.reduce(applyEvent, t))))
-  const push = useCallback((ev: HearthEvent) => pacer.push(ev), [pacer])
+  // Each frame's events are committed in that frame, so that every state
+  // the pacer keeps apart is painted apart.
+  const [pacer] = useState(() => new Pacer((evs) => flushSync(() => update((t) => evs.reduce(applyEvent, t)))))
+  useEffect(() => {
+    const visible = () => !document.hidden && pacer.flush()
+    document.addEventListener('visibilitychange', visible)
+    return () => document.removeEventListener('visibilitychange', visible)
+  }, [pacer])
 
   const read = useCallback(
-    async (sessionId: string, start: (h: { onEvent(ev: HearthEvent): void }, signal: AbortSignal) => Promise<void>) => {
-      reader.current?.abort()
-      const ctl = new AbortController()
-      reader.current = ctl
-      try {
-        await start({ onEvent: push }, ctl.signal)
-      } catch (err) {
-        if (ctl.signal.aborted) return
-        const e = err instanceof APIError ? err : new APIError(0, 'error', String(err))
-        // Shown as the turn's error once the events before it are shown.
-        push({ type: 'error', code: e.code, message: e.message, hint: e.hint })
-        push({ type: 'done', reason: 'error', text: '' })
-      } finally {
-        if (reader.current === ctl) reader.current = undefined
+    async (sessionId: string, message: string, start: (onEvent: (ev: HearthEvent) => void, onReconnect: () => void, signal: AbortSignal) => Promise<void>) => {
+      reader.current?.ctl.abort()
+      const r = { ctl: new AbortController(), events: 0 }
+      reader.current = r
+      setReconnecting(false)
+      const onEvent = (ev: HearthEvent) => {
+        if (r.events++ === 0 || reconnectingNow) setReconnecting((reconnectingNow = false))
+        pacer.push(ev)
       }
-      if (!ctl.signal.aborted) finished.current(sessionId)
+      let reconnectingNow = false
+      const onReconnect = () => setReconnecting((reconnectingNow = true))
+      try {
+        await start(onEvent, onReconnect, r.ctl.signal)
+      } catch (err) {
+        if (r.ctl.signal.aborted) return
+        const e = err instanceof APIError ? err : new APIError(0, 'error', String(err))
+        if (e.code === 'session_busy' && r.events === 0) {
+          pacer.clear()
+          setTurns((ts) => ts.slice(0, -1))
+          on.current.onBusy(sessionId, message)
+          return
+        }
+        if ((e.code === 'events_gone' || e.code === 'no_turn') && (r.events > 0 || message === '')) {
+          on.current.onGone(sessionId)
+          return
+        }
+        if (unauthorized(e)) on.current.onUnauthorized()
+        // Shown as the turn's error once the events before it are shown.
+        pacer.push({ type: 'error', code: e.code, message: e.message, hint: e.hint })
+        pacer.push({ type: 'done', reason: 'error', text: '' })
+      } finally {
+        if (reader.current === r) reader.current = undefined
+        setReconnecting(false)
+        on.current.onFinished(sessionId)
+      }
     },
-    [push],
+    [pacer],
   )
 
   const send = useCallback(
@@ -67,7 +112,9 @@ export function useTurns(client: Client | undefined, onFinished: (sessionId: str
       setProblem(undefined)
       pacer.clear()
       setTurns((ts) => [...ts, newTurn(message, sessionId)])
-      await read(sessionId, (h, signal) => client.runTurn(sessionId, { message, ...(model ? { model } : {}) }, { onEvent: h.onEvent }, signal))
+      await read(sessionId, message, (onEvent, onReconnect, signal) =>
+        client.runTurn(sessionId, { message, ...(model ? { model } : {}) }, { onEvent, onReconnect }, signal),
+      )
     },
     [client, read, pacer],
   )
@@ -77,7 +124,7 @@ export function useTurns(client: Client | undefined, onFinished: (sessionId: str
       if (!client) return
       pacer.clear()
       setTurns([newTurn(message, sessionId)])
-      void read(sessionId, (h, signal) => client.followTurn(sessionId, { onEvent: h.onEvent }, signal))
+      void read(sessionId, '', (onEvent, onReconnect, signal) => client.followTurn(sessionId, { onEvent, onReconnect }, signal))
     },
     [client, read, pacer],
   )
@@ -86,13 +133,21 @@ export function useTurns(client: Client | undefined, onFinished: (sessionId: str
   const running = current?.status === 'running'
 
   const stop = useCallback(async () => {
-    if (!client || !current?.sessionId) return
+    if (!client || !current?.sessionId || current.status !== 'running') return
+    const r = reader.current
+    if (r && r.events === 0) {
+      // The turn has not begun: the server may still be finishing the
+      // last one (titling a new session). Dropping the request drops the
+      // turn; the cancel below stops it if it began meanwhile.
+      r.ctl.abort()
+      pacer.push({ type: 'done', reason: 'cancelled', text: '' })
+    }
     try {
       await client.cancel(current.sessionId)
     } catch (err) {
       setProblem(`Could not stop the turn: ${(err as Error).message}`)
     }
-  }, [client, current?.sessionId])
+  }, [client, current?.sessionId, current?.status, pacer])
 
   const answer = useCallback(
     async (callId: string, decision: Decision) => {
@@ -102,6 +157,9 @@ export function useTurns(client: Client | undefined, onFinished: (sessionId: str
       try {
         await client.approve(callId, current.sessionId, decision)
       } catch (err) {
+        // Answered elsewhere, or no longer waiting: the stream says what
+        // became of the call.
+        if (err instanceof APIError && (err.code === 'no_approval' || err.code === 'already_answered')) return
         update((t) => undecide(t, callId))
         setProblem(`Could not send the answer: ${(err as Error).message}`)
       }
@@ -110,14 +168,15 @@ export function useTurns(client: Client | undefined, onFinished: (sessionId: str
   )
 
   const reset = useCallback(() => {
-    reader.current?.abort()
+    reader.current?.ctl.abort()
     reader.current = undefined
     pacer.clear()
     setTurns([])
     setProblem(undefined)
+    setReconnecting(false)
   }, [pacer])
 
-  useEffect(() => () => reader.current?.abort(), [])
+  useEffect(() => () => reader.current?.ctl.abort(), [])
 
-  return { turns, running, send, follow, stop, answer, reset, problem }
+  return { turns, running, reconnecting, send, follow, stop, answer, reset, problem }
 }

@@ -7,6 +7,7 @@ export function Composer({
   onSend,
   onStop,
   focusKey,
+  draft,
 }: {
   running: boolean
   disabled?: boolean
@@ -14,12 +15,19 @@ export function Composer({
   onStop(): void
   /** Changes when the box should take the focus (another session opened). */
   focusKey?: string
+  /** A message given back (it could not be sent); n tells one from the next. */
+  draft?: { text: string; n: number }
 }) {
   const [text, setText] = useState('')
   const box = useRef<HTMLTextAreaElement>(null)
   useEffect(() => {
+    // Not on a touch screen: the keyboard would pop up at every switch.
+    if (window.matchMedia?.('(pointer: coarse)').matches) return
     box.current?.focus()
   }, [focusKey])
+  useEffect(() => {
+    if (draft) setText((t) => (t ? t : draft.text))
+  }, [draft])
   // Grow with the text, up to a limit.
   useEffect(() => {
     const el = box.current

@@ -10,6 +10,7 @@ export function Header({
   onUsage,
   onSettings,
   onSessions,
+  drawerOpen,
   title,
 }: {
   models: ModelInfo[]
@@ -19,6 +20,7 @@ export function Header({
   onUsage(): void
   onSettings(): void
   onSessions(): void
+  drawerOpen: boolean
   title: string
 }) {
   const reachable = health?.provider.reachable
@@ -26,7 +28,7 @@ export function Header({
   if (model && !names.includes(model)) names.unshift(model)
   return (
     <header className="topbar">
-      <button type="button" className="icon menu" aria-label="Show sessions" onClick={onSessions}>
+      <button type="button" className="icon menu" aria-label="Show sessions" aria-expanded={drawerOpen} aria-controls="sessions" onClick={onSessions}>
         <Icon name="menu" size={20} />
       </button>
       <h1 className="title" title={title}>

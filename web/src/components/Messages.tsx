@@ -36,7 +36,7 @@ export function Thinking({ text, live, keepOpen }: { text: string; live: boolean
 }
 
 const stateLabel: Record<ToolCard['state'], string> = {
-  pending: 'Running',
+  pending: 'Requested',
   approval: 'Waiting for your approval',
   running: 'Running',
   done: 'Done',
@@ -52,12 +52,18 @@ export const ToolCardView = memo(function ToolCardView({
   onAnswer?: (id: string, d: Decision) => void
 }) {
   const [expanded, setExpanded] = useState(false)
+  const self = useRef<HTMLElement>(null)
+  // The buttons go once answered: the focus stays on the card, not lost.
+  const answer = (d: Decision) => {
+    onAnswer?.(card.id, d)
+    self.current?.focus()
+  }
   const args = formatArgs(card.args)
   const summary = argSummary(card.args)
   const active = card.state === 'pending' || card.state === 'running'
   const failedLabel = card.decision === 'deny' ? 'Denied' : stateLabel.failed
   return (
-    <section className={`tool-card state-${card.state}`} data-testid="tool-card" data-tool={card.name} data-state={card.state} aria-label={`Tool ${card.name}`}>
+    <section ref={self} tabIndex={-1} className={`tool-card state-${card.state}`} data-testid="tool-card" data-tool={card.name} data-state={card.state} aria-label={`Tool ${card.name}`}>
       <header>
         <span className="tool-icon" aria-hidden="true">
           {active ? <span className="spinner" /> : card.state === 'done' ? <Icon name="check" /> : card.state === 'failed' ? <Icon name="cross" /> : <Icon name="alert" />}
@@ -76,13 +82,13 @@ export const ToolCardView = memo(function ToolCardView({
           {card.reason && <p className="reason">{card.reason}</p>}
           <pre className="args">{args}</pre>
           <div className="approval-buttons">
-            <button type="button" className="primary" onClick={() => onAnswer?.(card.id, 'allow')}>
+            <button type="button" className="primary" onClick={() => answer('allow')}>
               Allow
             </button>
-            <button type="button" onClick={() => onAnswer?.(card.id, 'always')} title={`Allow ${card.name} for the rest of this session`}>
+            <button type="button" onClick={() => answer('always')} title={`Allow ${card.name} for the rest of this session`}>
               Always allow
             </button>
-            <button type="button" className="danger" onClick={() => onAnswer?.(card.id, 'deny')}>
+            <button type="button" className="danger" onClick={() => answer('deny')}>
               Deny
             </button>
           </div>

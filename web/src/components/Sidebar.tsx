@@ -5,6 +5,8 @@ import { Icon } from './Icon'
 
 /** What the sidebar asks of the page. */
 export interface SidebarProps {
+  /** On a phone, whether the sidebar (a drawer there) is open; undefined on a wide screen. */
+  drawer?: boolean
   sessions: Session[]
   activeId?: string
   query: string
@@ -21,8 +23,22 @@ export function Sidebar(p: SidebarProps) {
   const [renaming, setRenaming] = useState<string>()
   const [deleting, setDeleting] = useState<Session>()
   const [busy, setBusy] = useState(false)
+  const nav = useRef<HTMLElement>(null)
+  // An opened drawer takes the focus, on its first control.
+  useEffect(() => {
+    if (p.drawer) nav.current?.querySelector<HTMLElement>('button')?.focus()
+  }, [p.drawer])
+  // After a rename or a delete, the focus goes back to the list, not to
+  // the page's start.
+  const focusItem = (id?: string) =>
+    requestAnimationFrame(() =>
+      (
+        (id && nav.current?.querySelector<HTMLElement>(`[data-session-id="${CSS.escape(id)}"] .session-open`)) ||
+        nav.current?.querySelector<HTMLElement>('.session-open, .new-chat')
+      )?.focus(),
+    )
   return (
-    <nav className="sidebar" aria-label="Sessions">
+    <nav className="sidebar" aria-label="Sessions" id="sessions" ref={nav} inert={p.drawer === false ? true : undefined}>
       <div className="sidebar-top">
         <button type="button" className="primary new-chat" onClick={p.onNew}>
           <Icon name="plus" /> New chat
@@ -50,6 +66,7 @@ export function Sidebar(p: SidebarProps) {
                 title={s.title}
                 onDone={async (title) => {
                   setRenaming(undefined)
+                  focusItem(s.id)
                   if (title !== undefined && title.trim() && title.trim() !== s.title) await p.onRename(s.id, title.trim())
                 }}
               />
@@ -63,7 +80,7 @@ export function Sidebar(p: SidebarProps) {
               >
                 <span className="session-title">{s.title || 'Untitled'}</span>
                 <span className="session-meta">
-                  {s.running_turn ? <span className="running-dot" aria-label="running" /> : null}
+                  {s.running_turn ? <span className="running-dot" role="img" aria-label="a turn is running" /> : null}
                   {relativeTime(s.updated_at)}
                 </span>
               </button>
@@ -99,6 +116,7 @@ export function Sidebar(p: SidebarProps) {
                 } finally {
                   setBusy(false)
                   setDeleting(undefined)
+                  focusItem()
                 }
               }}
             >
