@@ -36,14 +36,13 @@ fi
 if [ "${1:-}" = --deps ]; then
   chromium=${HEARTH_CHROMIUM:-/usr/bin/chromium}
   if [ ! -x "$chromium" ]; then
-    install="apt-get install -y -q chromium"
+    install="env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium" # env: sudo drops the variable
     if [ "$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null; then sudo="sudo -n"; else sudo=none; fi
     if [ "$sudo" = none ] || ! command -v apt-get >/dev/null; then
       echo "web.sh: no Chromium at $chromium: install Debian's chromium package (or set HEARTH_CHROMIUM to a Chromium)" >&2
       exit 1
     fi
     echo "installing Debian's chromium for the web UI's end-to-end tests" >&2
-    export DEBIAN_FRONTEND=noninteractive
     $sudo $install >/dev/null || { $sudo apt-get update -q >/dev/null && $sudo $install >/dev/null; } || {
       echo "web.sh: could not install chromium with apt-get: install it (or set HEARTH_CHROMIUM)" >&2
       exit 1

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react'
 import { APIError, Client, unauthorized } from './api'
 import { AssistantMessage, UserMessage } from './components/Messages'
 import { Composer } from './components/Composer'
@@ -59,6 +59,7 @@ export function App() {
   const [view, setView] = useState<'chat' | 'usage'>('chat')
   const [showSettings, setShowSettings] = useState(false)
   const [drawer, setDrawer] = useState(false)
+  const narrow = useMedia('(max-width: 719px)')
   const [sendError, setSendError] = useState<string>()
 
   const fail = useCallback((err: unknown) => {
@@ -95,7 +96,7 @@ export function App() {
     onBusy: (_id, message) => {
       // Give the message back, and show the turn that holds the session.
       setDraft((d) => ({ text: message, n: (d?.n ?? 0) + 1 }))
-      setSendError('This session is busy with a turn started elsewhere (another tab, or hearth run). It is shown below: wait for it, or stop it, then send again.')
+      setSendError('This session is busy with a turn started elsewhere (another tab, or hearth run): your message is back in the box. Send it again once that turn has ended; a turn this server runs is shown below, with Stop.')
       setReload((n) => n + 1)
     },
     onGone: () => setReload((n) => n + 1),
@@ -158,6 +159,7 @@ export function App() {
     resetTurns()
     setHistory([])
     setLoadError(undefined)
+    setLoading(false) // a load this effect's last run aborted
     if (reload === 0) setSendError(undefined)
     if (!client || !activeId) return
     const ctl = new AbortController()
@@ -194,18 +196,29 @@ export function App() {
     setActiveId(id)
     setReload(0)
     setSendError(undefined)
+    setDraft(undefined)
     setView('chat')
     setDrawer(false)
   }, [])
   // Escape closes the sessions drawer on a phone.
   useEffect(() => {
     if (!drawer) return
-    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setDrawer(false)
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return
+      setDrawer(false)
+      document.querySelector<HTMLElement>('.menu')?.focus() // the focus was in the drawer
+    }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
   }, [drawer])
   useEffect(() => {
-    const onPop = () => setActiveId(sessionFromPath(location.pathname))
+    const onPop = () => {
+      setActiveId(sessionFromPath(location.pathname))
+      setReload(0)
+      setSendError(undefined)
+      setDraft(undefined)
+      setView('chat')
+    }
     window.addEventListener('popstate', onPop)
     return () => window.removeEventListener('popstate', onPop)
   }, [])
@@ -286,7 +299,6 @@ export function App() {
   const active = sessions.find((s) => s.id === activeId)
   const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
-  const narrow = typeof window !== 'undefined' && window.matchMedia?.('(max-width: 719px)').matches
 
   return (
     <div className={`app${drawer ? ' drawer-open' : ''}`}>
@@ -381,6 +393,7 @@ export function App() {
               focusKey={activeId ?? 'new'}
               disabled={!!loadError || loading}
               draft={draft}
+              onDraftTaken={() => setDraft(undefined)}
             />
             {current?.status === 'running' && current.usage.input + current.usage.output > 0 && (
               <p className="turn-usage muted small" aria-live="off">
@@ -392,6 +405,18 @@ export function App() {
       </main>
       {showSettings && <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} />}
     </div>
+  )
+}
+
+/** useMedia reports whether a media query matches, and follows its changes. */
+function useMedia(query: string): boolean {
+  return useSyncExternalStore(
+    (changed) => {
+      const m = window.matchMedia?.(query)
+      m?.addEventListener('change', changed)
+      return () => m?.removeEventListener('change', changed)
+    },
+    () => window.matchMedia?.(query).matches ?? false,
   )
 }
 

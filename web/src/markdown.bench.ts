@@ -18,7 +18,7 @@ for (const n of [6, 60, 300]) {
   const answer = Array.from({ length: n }, (_, i) => section(i)).join('\n\n')
   const before = blocks(answer.slice(0, -8)) // the previous update
   describe(`one update of a ${Math.round(answer.length / 1024)} KB answer`, () => {
-    bench('incremental: lex from the open block', () => {
+    bench('incremental: lex from the open blocks', () => {
       blocks(answer, before)
     })
     bench('whole: lex the whole answer', () => {

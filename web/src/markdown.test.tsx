@@ -180,7 +180,13 @@ describe('blocks, lexing a streamed answer again from its last block', () => {
     '> quote\ncontinues\n\n',
     '1. one\n2. two\n\n',
     '<div>\n\nhtml</div>\n\n',
-    '[r]: https://example.com\n\nlast line',
+    '[r]: https://example.com\n\n',
+    // Loose numbered steps: "2" may arrive before its "."
+    '1. first step\n\n2. second step\n\n   ```sh\n   make\n   ```\n\n3. third\n\n',
+    // A lazy continuation line of a list item.
+    '- item\n**Note**: still the item\n\n',
+    // A definition before its use.
+    '[d]: https://docs.example\n\nUse [the docs][d].\n\nlast line',
   ].join('')
   // The tokens, inline ones included, say everything the page renders
   // (and comparing them is much faster than rendering in jsdom).
@@ -205,6 +211,13 @@ describe('blocks, lexing a streamed answer again from its last block', () => {
       let l = blocks('')
       for (let k = step; k < doc.length + step; k += step) l = blocks(doc.slice(0, k), l)
       expect(html(l), `step ${step}`).toBe(whole)
+    }
+  })
+
+  it('reads CRLF line ends as the whole text does', () => {
+    const crlf = doc.replaceAll('\n', '\r\n')
+    for (let k = 0; k <= crlf.length; k += 7) {
+      expect(html(blocks(crlf, blocks(crlf.slice(0, k)))), `cut at ${k}`).toBe(whole)
     }
   })
 

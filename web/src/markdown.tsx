@@ -98,6 +98,7 @@ export function renderBlock(token: Token, links: Links = {}): string {
 
 /** Lexed is Markdown split into its top-level blocks. */
 export interface Lexed {
+  /** The text, line ends made \n. */
   text: string
   /** Every top-level token, blank space included: their raws make up text. */
   all: Token[]
@@ -107,24 +108,38 @@ export interface Lexed {
   links: Links
 }
 
+function lex(src: string, links?: Links): Token[] & { links: Links } {
+  const lexer = new marked.Lexer(marked.defaults)
+  // Definitions made before src (in the blocks kept) resolve links in it.
+  if (links) Object.assign(lexer.tokens.links, links)
+  return lexer.lex(src)
+}
+
 /**
  * blocks splits Markdown into its top-level blocks. Given what it returned
  * for a shorter text that this one continues (a streamed answer), it lexes
- * again only from the start of the last block: blocks before it are
- * finished, so an update costs the size of the open block, not of the
- * whole answer.
+ * again only from the start of the last two blocks: the blocks before them
+ * are finished (the next text can still join the last block, or turn it
+ * into the second item of the list before it), so an update costs the size
+ * of the open blocks, not of the whole answer. A text that no longer grows
+ * is lexed whole (see Markdown), which settles anything this got wrong.
  */
 export function blocks(text: string, prev?: Lexed): Lexed {
+  text = text.replace(/\r\n?/g, '\n') // as the lexer does: the raws then add up
   let keep: Token[] = []
   let start = 0
   if (prev && text.startsWith(prev.text)) {
-    // Keep every token before the last block (and the space after it).
-    let last = prev.all.length - 1
-    while (last >= 0 && prev.all[last].type === 'space') last--
-    keep = prev.all.slice(0, Math.max(0, last))
+    // Keep every token before the last two blocks.
+    let cut = prev.all.length
+    for (let seen = 0; cut > 0 && seen < 2; ) if (prev.all[--cut].type !== 'space') seen++
+    keep = prev.all.slice(0, cut)
     for (const t of keep) start += t.raw.length
   }
-  const fresh = marked.lexer(text.slice(start))
+  // The definitions the kept blocks make (not prev's links: those include
+  // the re-lexed blocks', perhaps half-written, and the first one wins).
+  const kept: Links = {}
+  for (const t of keep) if (t.type === 'def' && !(t.tag in kept)) kept[t.tag] = { href: t.href, title: t.title }
+  const fresh = lex(text.slice(start), kept)
   const changed = (k: string) =>
     prev!.links[k]?.href !== fresh.links[k].href || prev!.links[k]?.title !== fresh.links[k].title
   if (keep.length > 0 && Object.keys(fresh.links).some(changed)) {
@@ -133,34 +148,40 @@ export function blocks(text: string, prev?: Lexed): Lexed {
     return blocks(text)
   }
   const all = [...keep, ...fresh]
-  const links = { ...(keep.length > 0 ? prev!.links : {}), ...fresh.links }
-  return { text, all, tokens: all.filter((t) => t.type !== 'space'), links }
+  return { text, all, tokens: all.filter((t) => t.type !== 'space'), links: fresh.links }
 }
 
 interface BlockProps {
   raw: string
   token: Token
   links: Links
+  /** Changes when the reference links do: they can change a finished block. */
+  linksKey: string
 }
 
-// A block renders again only when its own text changed: while an answer
-// streams, that is the last block alone.
+// A block renders again only when its own text, or the links, changed:
+// while an answer streams, that is the open block alone.
 const Block = memo(
   function Block({ token, links }: BlockProps) {
     const html = renderBlock(token, links)
     return <div className="md-block" dangerouslySetInnerHTML={{ __html: html }} />
   },
-  (a, b) => a.raw === b.raw,
+  (a, b) => a.raw === b.raw && a.linksKey === b.linksKey,
 )
 
-/** Markdown shows Markdown text, re-rendering only the blocks that changed. */
-export function Markdown({ text }: { text: string }) {
+/**
+ * Markdown shows Markdown text, re-rendering only the blocks that changed.
+ * live says the text is still growing (a streamed answer): it is then lexed
+ * from its open blocks only, and whole once it stops.
+ */
+export function Markdown({ text, live = false }: { text: string; live?: boolean }) {
   const prev = useRef<Lexed>(undefined)
-  const { tokens, links } = useMemo(() => (prev.current = blocks(text, prev.current)), [text])
+  const { tokens, links } = useMemo(() => (prev.current = blocks(text, live ? prev.current : undefined)), [text, live])
+  const linksKey = useMemo(() => JSON.stringify(links), [links])
   return (
     <div className="markdown">
       {tokens.map((t, i) => (
-        <Block key={i} raw={t.raw} token={t} links={links} />
+        <Block key={i} raw={t.raw} token={t} links={links} linksKey={linksKey} />
       ))}
     </div>
   )

@@ -276,4 +276,20 @@ describe('Pacer on a hidden page', () => {
     f.step()
     expect(batches.slice(1)).toEqual([[evs[0]], [evs[1]]])
   })
+
+  it('after a flush, a frame that never comes (a page hidden meanwhile) does not hold the next events', () => {
+    const asked: (() => void)[] = []
+    let hidden = false
+    const batches: HearthEvent[][] = []
+    const p = new Pacer((b) => batches.push(b), (f) => void asked.push(f), () => hidden)
+    p.push(evs[0]) // asks for a frame
+    hidden = true
+    asked.length = 0 // the page is hidden: that frame never comes
+    p.flush() // what visibilitychange does
+    expect(batches).toEqual([[evs[0]]])
+    p.push(evs[1])
+    expect(asked).toHaveLength(1) // it asked again
+    asked[0]()
+    expect(batches).toEqual([[evs[0]], [evs[1]]])
+  })
 })

@@ -38,10 +38,11 @@ export class Pacer {
     private readonly hidden: () => boolean = pageHidden,
   ) {}
 
-  /** flush applies everything queued now (the page became visible again). */
+  /** flush applies everything queued now (the page was shown, or hidden). */
   flush(): void {
-    if (this.queue.length === 0) return
-    this.generation++ // a frame already asked for finds nothing to do
+    // A frame already asked for does nothing when it comes (and may never
+    // come: a hidden page gets none), so the next event asks anew.
+    this.generation++
     this.scheduled = false
     this.take(this.queue.length)
   }

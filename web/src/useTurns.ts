@@ -61,9 +61,12 @@ export function useTurns(client: Client | undefined, events: TurnEvents): Turns 
   // the pacer keeps apart is painted apart.
   const [pacer] = useState(() => new Pacer((evs) => flushSync(() => update((t) => evs.reduce(applyEvent, t)))))
   useEffect(() => {
-    const visible = () => !document.hidden && pacer.flush()
-    document.addEventListener('visibilitychange', visible)
-    return () => document.removeEventListener('visibilitychange', visible)
+    // Shown again: paint what came meanwhile. Hidden: a frame asked for
+    // will not come, so hand over what waits now (later events go by
+    // timer, all at once).
+    const changed = () => pacer.flush()
+    document.addEventListener('visibilitychange', changed)
+    return () => document.removeEventListener('visibilitychange', changed)
   }, [pacer])
 
   const read = useCallback(

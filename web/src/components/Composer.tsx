@@ -8,6 +8,7 @@ export function Composer({
   onStop,
   focusKey,
   draft,
+  onDraftTaken,
 }: {
   running: boolean
   disabled?: boolean
@@ -17,6 +18,8 @@ export function Composer({
   focusKey?: string
   /** A message given back (it could not be sent); n tells one from the next. */
   draft?: { text: string; n: number }
+  /** Called once the draft is in the box (so that it is not put back again). */
+  onDraftTaken?(): void
 }) {
   const [text, setText] = useState('')
   const box = useRef<HTMLTextAreaElement>(null)
@@ -26,7 +29,10 @@ export function Composer({
     box.current?.focus()
   }, [focusKey])
   useEffect(() => {
-    if (draft) setText((t) => (t ? t : draft.text))
+    if (!draft) return
+    setText((t) => (t ? t : draft.text))
+    onDraftTaken?.()
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [draft])
   // Grow with the text, up to a limit.
   useEffect(() => {

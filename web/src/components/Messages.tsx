@@ -154,14 +154,14 @@ export function AssistantMessage({
           <span className="spinner" aria-hidden="true" /> Waiting for the model…
         </p>
       )}
-      {blocks.map((b, i) => {
+      {blocks.map((b, i, all) => {
         switch (b.kind) {
           case 'thinking':
             return <Thinking key={i} text={b.text} live={b.live} keepOpen={keepThinkingOpen} />
           case 'text':
             return (
               <div key={i} className="answer" data-testid="answer">
-                <Markdown text={b.text} />
+                <Markdown text={b.text} live={running && i === all.length - 1} />
               </div>
             )
           case 'tool':
