@@ -67,6 +67,13 @@ func TestWebUI(t *testing.T) {
 		t.Fatalf("write_file is not among the served tools:\n%s", strings.Join(s.out, "\n"))
 	}
 
+	// A second server whose model server is gone: the page must say so,
+	// with the fix.
+	dead := newE2E(t)
+	dead.serveFor = e.serveFor
+	dead.srv.Close()
+	ds := dead.serve(nil)
+
 	// Every process node starts (Chromium and its helpers) inherits this
 	// mark, by which leftovers are found at the end.
 	var mark [8]byte
@@ -74,6 +81,7 @@ func TestWebUI(t *testing.T) {
 	marker := "HEARTH_E2E_RUN=" + hex.EncodeToString(mark[:])
 	env := append(os.Environ(), marker,
 		"HEARTH_E2E_URL="+s.base, "HEARTH_E2E_TOKEN="+s.token, "HEARTH_E2E_WORKSPACE="+e.ws,
+		"HEARTH_E2E_DEAD_URL="+ds.base+"/?token="+ds.token,
 		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
 	// The files, not the directory: node 21 and later take a directory
 	// argument for a module to run.
@@ -127,8 +135,10 @@ func TestWebUI(t *testing.T) {
 		}
 	}
 	t.Logf("the web UI tests passed in %v", time.Since(start).Round(time.Millisecond))
-	if code := s.stop(); code != 0 {
-		t.Errorf("hearth serve exited %d after Ctrl-C", code)
+	for _, srv := range []*served{s, ds} {
+		if code := srv.stop(); code != 0 {
+			t.Errorf("hearth serve exited %d after Ctrl-C", code)
+		}
 	}
 }
 

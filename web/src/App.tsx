@@ -142,7 +142,9 @@ export function App() {
     void loadModels()
   }, [loadModels])
 
-  const model = pickModel(settings.model, defaultModel, models)
+  // The server's default, or, while it cannot list its models, the model
+  // its health names.
+  const model = pickModel(settings.model, defaultModel || health?.model?.name || '', models)
 
   // Opening a session: its stored messages, and the turn it is running.
   const { reset: resetTurns, follow } = turns
