@@ -58,9 +58,10 @@ export function uid() {
  * open opens the web UI in a fresh browser context (its own storage), as the
  * address `hearth serve` prints: /?token=…. It waits for the message box.
  */
-export async function open(browser, { viewport = { width: 1280, height: 800 }, token = TOKEN, path = '/', ready = true } = {}) {
+export async function open(browser, { viewport = { width: 1280, height: 800 }, token = TOKEN, path = '/', ready = true, route } = {}) {
   const context = await browser.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
   context.setDefaultTimeout(WAIT);
+  if (route) await route(context); // requests to answer or refuse before the page loads
   const page = await context.newPage();
   page.on('pageerror', (err) => console.error(`[page error] ${err.message}`));
   page.on('console', (msg) => {

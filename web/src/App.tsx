@@ -136,7 +136,15 @@ export function App() {
   useEffect(() => {
     void checkHealth()
     const t = setInterval(() => void checkHealth(), healthEvery)
-    return () => clearInterval(t)
+    // Back online, or back to this window: no need to wait for the timer.
+    const now = () => void checkHealth()
+    window.addEventListener('online', now)
+    window.addEventListener('focus', now)
+    return () => {
+      clearInterval(t)
+      window.removeEventListener('online', now)
+      window.removeEventListener('focus', now)
+    }
   }, [checkHealth])
   useEffect(() => {
     void loadModels()
