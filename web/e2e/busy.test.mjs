@@ -43,3 +43,15 @@ test('sending in a session busy elsewhere gives the message back and shows the r
     await page.context().close();
   }
 });
+
+test('a message the server refuses (too large) is given back, with the reason', async () => {
+  const page = await open(browser);
+  await newChat(page);
+  const huge = `too long ${uid()} ` + 'x'.repeat(1_100_000); // over hearth serve's 1 MiB body limit
+  await messageBox(page).fill(huge);
+  await messageBox(page).press('Enter');
+  await hasText(page.getByRole('alert').filter({ hasText: 'Not sent' }), 'over the limit');
+  await until(async () => (await messageBox(page).inputValue()) === huge, 'the message is back in the box, whole');
+  await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+  await page.context().close();
+});

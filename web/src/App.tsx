@@ -93,11 +93,16 @@ export function App() {
 
   const turns = useTurns(client, {
     onFinished: () => void refreshList(),
-    onBusy: (_id, message) => {
-      // Give the message back, and show the turn that holds the session.
+    onNotSent: (_id, message, err) => {
+      // The message is given back; for a session busy elsewhere, the turn
+      // holding it is shown.
       setDraft((d) => ({ text: message, n: (d?.n ?? 0) + 1 }))
-      setSendError('This session is busy with a turn started elsewhere (another tab, or hearth run): your message is back in the box. Send it again once that turn has ended; a turn this server runs is shown below, with Stop.')
-      setReload((n) => n + 1)
+      if (err.code === 'session_busy') {
+        setSendError('This session is busy with a turn started elsewhere (another tab, or hearth run): your message is back in the box. Send it again once that turn has ended; a turn this server runs is shown below, with Stop.')
+        setReload((n) => n + 1)
+      } else {
+        setSendError(`Not sent (your message is back in the box): ${err.message}`)
+      }
     },
     onGone: () => setReload((n) => n + 1),
     onUnauthorized: () => setAuthError(true),

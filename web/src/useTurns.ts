@@ -33,11 +33,12 @@ export interface TurnEvents {
   /** A turn's stream ended (or was left): the session list may have changed. */
   onFinished(sessionId: string): void
   /**
-   * The session was running another turn (another tab, `hearth run`): the
-   * message was not sent. The page gives it back to the user and shows
-   * that turn.
+   * The turn did not begin, so the message was not saved: the session was
+   * running another turn (another tab, `hearth run`: err.code is
+   * session_busy), the message was too large, Hearth did not answer… The
+   * page gives the message back to the user, with the error.
    */
-  onBusy(sessionId: string, message: string): void
+  onNotSent(sessionId: string, message: string, err: APIError): void
   /** The turn's events are gone (a long sleep, a restarted server): reload the session. */
   onGone(sessionId: string): void
   /** The token was refused. */
@@ -86,10 +87,11 @@ export function useTurns(client: Client | undefined, events: TurnEvents): Turns 
       } catch (err) {
         if (r.ctl.signal.aborted) return
         const e = err instanceof APIError ? err : new APIError(0, 'error', String(err))
-        if (e.code === 'session_busy' && r.events === 0) {
+        if (r.events === 0 && message !== '') {
           pacer.clear()
           setTurns((ts) => ts.slice(0, -1))
-          on.current.onBusy(sessionId, message)
+          if (unauthorized(e)) on.current.onUnauthorized()
+          on.current.onNotSent(sessionId, message, e)
           return
         }
         if ((e.code === 'events_gone' || e.code === 'no_turn') && (r.events > 0 || message === '')) {
