@@ -52,18 +52,16 @@ export interface Turn {
   status: TurnStatus
   error?: { code: string; message: string }
   usage: { input: number; output: number }
-  /** How many events were applied. */
-  seen: number
 }
 
 /** newTurn is a turn that has just been sent. */
 export function newTurn(message: string, sessionId?: string): Turn {
-  return { message, sessionId, blocks: [], status: 'running', usage: { input: 0, output: 0 }, seen: 0 }
+  return { message, sessionId, blocks: [], status: 'running', usage: { input: 0, output: 0 } }
 }
 
 /** applyEvent returns t with ev applied; t itself is not changed. */
 export function applyEvent(t: Turn, ev: HearthEvent): Turn {
-  const next: Turn = { ...t, blocks: t.blocks, seen: t.seen + 1 }
+  const next: Turn = { ...t }
   switch (ev.type) {
     case 'session':
       next.sessionId = ev.session_id
