@@ -30,9 +30,21 @@ if [ -n "$unformatted" ]; then
 fi
 
 log "go mod tidy"
-# -e: a test-only dependency of a dependency's own tests is not on the proxy.
-if ! go mod tidy -e -diff >/dev/null 2>&1; then
-  echo "go.mod or go.sum is not tidy: run 'go mod tidy -e' and commit the result"; exit 1
+# go.mod must be tidy: it decides the build. go.sum is only shown when it
+# differs: 'go mod tidy' also records checksums of modules that only
+# dependencies' own tests need, and which of those it can record depends on
+# what the module proxy serves that day (-e: go on without the others). A
+# checksum the build itself needs is enforced anyway: go vet and go test
+# run with -mod=readonly and fail on a missing one.
+tidy=$(go mod tidy -e -diff 2>&1) || true
+gomod=$(printf '%s\n' "$tidy" | awk '/^diff /{f=($0 ~ /go\.mod/)} f')
+if [ -n "$gomod" ]; then
+  printf '%s\n' "$gomod"
+  echo "go.mod is not tidy (the diff above): run 'go mod tidy -e' and commit the result"; exit 1
+fi
+if [ -n "$tidy" ]; then
+  echo "note: 'go mod tidy' would change go.sum today (not a failure; see the comment in scripts/test.sh):"
+  printf '%s\n' "$tidy"
 fi
 
 PEER=${PEER_DIR:-$ROOT/../shared/ollama-peer}
