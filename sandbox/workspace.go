@@ -41,45 +41,204 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("refused to %s %s: %s", e.Access, e.Path, e.Rule)
 }
 
-// Workspace is the directory tree tools may touch.
+// Workspace is the directory tree tools may touch. It is not changed once
+// made: WithSecrets returns a copy.
 type Workspace struct {
 	root     string
 	readOnly []string
+	// secrets are the locations tools may neither read nor write, as
+	// given (absolute, clean); secretPaths are what IsSecret compares
+	// with: each location as given and with its symlinks resolved.
+	secrets     []string
+	secretPaths []secretPath
 }
 
-// protected are paths inside every workspace that tools may read but never
-// write: Hearth's own project config (writing it could raise the approval
-// mode of the next run) and what git runs by itself (hooks, config), which
-// would execute later, outside any sandbox.
-var protected = []string{".hearth", filepath.Join(".git", "hooks"), filepath.Join(".git", "config")}
+// secretPath is one form of a secret location.
+type secretPath struct {
+	path string // compared with resolved paths
+	name string // the location as the user gave it, for messages
+	// holdsRoot: the workspace root is this location or lies inside it.
+	// The user chose to work there, so it does not hide the workspace's
+	// own files (it still hides the rest of the location).
+	holdsRoot bool
+}
+
+// Git's own files, and Hearth's project config, are read but never written
+// by tools: what they hold decides what runs later, outside any sandbox.
+// Any path with a component named .git is protected (the repository's
+// directory, a submodule's or nested repository's, and a .git file, which
+// names the repository git uses: one written where there was none points
+// git at a config of the writer's choosing, core.fsmonitor included), and
+// .hearth at the root (the project config could raise the next run's
+// approval mode). Names are compared exactly: .GIT is another name on
+// Linux.
+const (
+	gitName    = ".git"
+	hearthName = ".hearth"
+)
 
 // IsProtected reports whether a resolved path inside the workspace is one
-// tools may not write.
+// tools may not write: it has a component named .git (at any depth), or
+// lies in .hearth at the root. The root itself is not protected.
 func (w *Workspace) IsProtected(p string) bool {
-	for _, rel := range protected {
-		if within(p, filepath.Join(w.root, rel)) {
+	return w.protectedRule(p) != ""
+}
+
+// protectedRule says why p may not be written, or "" when it may.
+func (w *Workspace) protectedRule(p string) string {
+	rel, ok := w.relInside(p)
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for _, c := range parts {
+		if c == gitName {
+			return "git's own files (.git, the directory or a file, at any depth) are not written by tools: " +
+				"what they hold (config, hooks, a gitdir or commondir link) decides what git runs for the user. " +
+				"Ask the user to make this change"
+		}
+	}
+	if parts[0] == hearthName {
+		return "Hearth's project config (.hearth) is not written by tools: it decides what the next run may do. " +
+			"Ask the user to make this change"
+	}
+	return ""
+}
+
+// relInside returns p relative to the root, when p (clean, absolute) lies
+// strictly inside it.
+func (w *Workspace) relInside(p string) (string, bool) {
+	if p == w.root || !within(p, w.root) {
+		return "", false
+	}
+	rel := strings.TrimPrefix(p[len(w.root):], string(filepath.Separator))
+	return rel, rel != ""
+}
+
+// Writable returns nil if tools may write p, a clean absolute path as the
+// kernel names it (a file about to be written, in a directory already
+// opened): inside the root, not one of the protected paths, and not in a
+// secret location. It is the last check before a write, made on the
+// directory's descriptor after Resolve's check of the path (see
+// atomicfile.WriteBeneath).
+func (w *Workspace) Writable(p string) error {
+	if !filepath.IsAbs(p) || !within(p, w.root) || p == w.root {
+		return &PathError{Path: p, Access: Write, Rule: "it is outside the workspace " + w.root + " (was a directory moved or swapped while it was written?)"}
+	}
+	if rule := w.protectedRule(p); rule != "" {
+		return &PathError{Path: p, Access: Write, Rule: rule}
+	}
+	if rule := w.secretRule(p); rule != "" {
+		return &PathError{Path: p, Access: Write, Rule: rule}
+	}
+	return nil
+}
+
+// Readable returns nil if tools may read p, a clean absolute path as the
+// kernel names a file or directory already opened: inside the root or a
+// read-only directory, and not in a secret location. It is the last check
+// before a read, made on the opened file's path, after Resolve's check of
+// the path a tool was given (a directory swapped for a symlink in between
+// is seen).
+func (w *Workspace) Readable(p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return &PathError{Path: p, Access: Read, Rule: "not a clean absolute path"}
+	}
+	if rule := w.secretRule(p); rule != "" {
+		return &PathError{Path: p, Access: Read, Rule: rule}
+	}
+	if w.Base(p) == "" {
+		return &PathError{Path: p, Access: Read, Rule: "it is outside the workspace " + w.root + " (was a directory moved or swapped while it was read?)"}
+	}
+	return nil
+}
+
+// Base returns the directory a resolved path lies in that tools may read:
+// the root, or the read-only directory holding it; "" when there is none.
+// Files are opened below it (see sandbox.OpenDirBeneath).
+func (w *Workspace) Base(p string) string {
+	if within(p, w.root) {
+		return w.root
+	}
+	for _, ro := range w.readOnly {
+		if within(p, ro) {
+			return ro
+		}
+	}
+	return ""
+}
+
+// WithSecrets returns a copy of the workspace that also refuses to read or
+// write any path lying in one of secrets (SecretLocations gives the usual
+// ones): files and directories whose content the user keeps from tools.
+// Paths are compared once symlinks are resolved, in the path and in the
+// locations, so a workspace symlink to ~/.ssh/id_rsa is refused. A secret
+// location that holds the workspace root does not hide the root's own
+// files: the user chose to work there. Relative entries are made absolute
+// (filepath.Abs); empty ones are dropped. w itself is not changed.
+func (w *Workspace) WithSecrets(secrets []string) *Workspace {
+	c := *w
+	c.readOnly = append([]string(nil), w.readOnly...)
+	c.secrets, c.secretPaths = nil, nil
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if s == "" || strings.ContainsRune(s, 0) {
+			continue
+		}
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			continue
+		}
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		c.secrets = append(c.secrets, abs)
+		forms := []string{abs}
+		if real, err := resolveExisting(abs); err == nil && real != abs {
+			forms = append(forms, real)
+		}
+		for _, f := range forms {
+			c.secretPaths = append(c.secretPaths, secretPath{path: f, name: abs, holdsRoot: within(c.root, f)})
+		}
+	}
+	return &c
+}
+
+// Secrets returns the secret locations (absolute, clean, as given to
+// WithSecrets).
+func (w *Workspace) Secrets() []string { return append([]string(nil), w.secrets...) }
+
+// IsSecret reports whether p, an absolute path with symlinks resolved, lies
+// in a secret location tools may not read or write (or is one).
+func (w *Workspace) IsSecret(p string) bool { return w.secretRule(p) != "" }
+
+// HoldsSecret reports whether a secret location lies strictly below the
+// directory dir (absolute, symlinks resolved): a walk of dir must then check
+// what it finds with IsSecret; other walks need not.
+func (w *Workspace) HoldsSecret(dir string) bool {
+	for _, s := range w.secretPaths {
+		if s.path != dir && within(s.path, dir) {
 			return true
 		}
 	}
 	return false
 }
 
-// protectedRule is why a protected path is refused.
-const protectedRule = "Hearth's project config (.hearth) and git's hooks and config are not written by tools: ask the user to change them"
-
-// Writable returns nil if tools may write p, a clean absolute path as the
-// kernel names it (a file about to be written, in a directory already
-// opened): inside the root, and not one of the protected paths. It is the
-// last check before a write, made on the directory's descriptor after
-// Resolve's check of the path (see atomicfile.WriteBeneath).
-func (w *Workspace) Writable(p string) error {
-	if !filepath.IsAbs(p) || !within(p, w.root) || p == w.root {
-		return &PathError{Path: p, Access: Write, Rule: "it is outside the workspace " + w.root + " (was a directory moved or swapped while it was written?)"}
+// secretRule says why p lies in a secret location, or "" when it does not.
+func (w *Workspace) secretRule(p string) string {
+	for _, s := range w.secretPaths {
+		if !within(p, s.path) || s.holdsRoot && within(p, w.root) {
+			continue
+		}
+		what := "it lies in " + s.name
+		if p == s.path {
+			what = "it is " + s.name
+		}
+		return what + ", a secret location the user has kept from tools (keys, credentials): " +
+			"no tool reads or writes it; ask the user if you need something from it"
 	}
-	if w.IsProtected(p) {
-		return &PathError{Path: p, Access: Write, Rule: protectedRule}
-	}
-	return nil
+	return ""
 }
 
 // New returns a workspace rooted at root (made absolute, symlinks resolved).
@@ -128,9 +287,15 @@ func (w *Workspace) ReadOnly() []string { return append([]string(nil), w.readOnl
 
 // Resolve turns a tool's path argument (relative to the root, or absolute)
 // into an absolute path with every symlink resolved, and refuses it unless it
-// lies inside the workspace (or, for reading, a read-only directory). A path
-// that does not exist yet (a file about to be written) is resolved through
-// its deepest existing parent.
+// lies inside the workspace (or, for reading, a read-only directory), and
+// outside every secret location (see WithSecrets). For writing, it also
+// refuses the protected paths (see IsProtected). A path that does not exist
+// yet (a file about to be written) is resolved through its deepest existing
+// parent.
+//
+// The path returned is checked, not opened: a tool that opens it later
+// should open it below Base's descriptor (sandbox.OpenDirBeneath) and check
+// the opened file's name again (Readable, Writable).
 func (w *Workspace) Resolve(p string, a Access) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", &PathError{Path: p, Access: a, Rule: "the path holds a NUL byte"}
@@ -150,9 +315,14 @@ func (w *Workspace) Resolve(p string, a Access) (string, error) {
 	if err != nil {
 		return "", &PathError{Path: p, Access: a, Rule: err.Error()}
 	}
+	if rule := w.secretRule(real); rule != "" {
+		return "", &PathError{Path: p, Access: a, Rule: rule}
+	}
 	if within(real, w.root) {
-		if a == Write && w.IsProtected(real) {
-			return "", &PathError{Path: p, Access: a, Rule: protectedRule}
+		if a == Write {
+			if rule := w.protectedRule(real); rule != "" {
+				return "", &PathError{Path: p, Access: a, Rule: rule}
+			}
 		}
 		return real, nil
 	}
