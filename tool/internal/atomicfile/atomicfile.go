@@ -22,6 +22,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // WriteBeneath replaces the file at path with data. path must be absolute,
@@ -71,9 +73,10 @@ func tempName(name string) string {
 	return "." + name + ".hearth-" + hex.EncodeToString(b[:])
 }
 
-// notRegular is the error for a path that is not a regular file.
-func notRegular(path string) error {
-	return fmt.Errorf("%s is not a regular file", path)
+// notRegular is the error for a path that is not a regular file: it says
+// what the file is (a directory, a symbolic link, a named pipe…).
+func notRegular(path string, mode fs.FileMode) error {
+	return &safefile.NotRegularError{Path: path, Mode: mode}
 }
 
 var errMoved = errors.New("the directory was moved while the file was written; the new file was removed")

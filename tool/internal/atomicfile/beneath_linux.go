@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // testHook, when set (tests), runs at two stages: "opened" (the directory
@@ -50,7 +51,7 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 	switch err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil:
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return notRegular(path)
+			return notRegular(path, safefile.ModeType(st.Mode))
 		}
 		perm = fs.FileMode(st.Mode & 0o777)
 	case errors.Is(err, unix.ENOENT):

@@ -35,7 +35,7 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 	}
 	if fi, err := d.Lstat(name); err == nil {
 		if !fi.Mode().IsRegular() {
-			return notRegular(path)
+			return notRegular(path, fi.Mode())
 		}
 		perm = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
