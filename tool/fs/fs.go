@@ -17,7 +17,9 @@ type Limits struct {
 	ReadLines int
 	// ReadBytes caps read_file's output.
 	ReadBytes int
-	// MaxFileSize is the largest file read or searched.
+	// MaxFileSize is the largest file read or searched, the largest
+	// content write_file writes, and the largest existing file it
+	// replaces (it reads the old content first).
 	MaxFileSize int64
 	// MaxResults caps glob's files and grep_search's matching lines.
 	MaxResults int

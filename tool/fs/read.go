@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // maxLineLen cuts absurdly long lines (minified code) in what is returned.
@@ -64,30 +64,37 @@ func (t *readFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return tool.Result{Output: t.window(t.ws.Rel(p), data, a.Offset, a.Limit)}, nil
 }
 
-// load resolves and reads a file for reading, within the size limit.
+// load resolves and reads a file for reading, within the size limit. It
+// never blocks: a named pipe, a socket or a device is refused without
+// being opened (see safefile.Open), and a file over the limit is not read.
 func (e *env) load(path string) (string, []byte, error) {
 	p, err := e.ws.Resolve(path, sandbox.Read)
 	if err != nil {
 		return "", nil, err
 	}
-	f, fi, err := openRegular(p)
+	data, _, err := safefile.ReadFile(e.ws, p, e.lim.MaxFileSize)
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", nil, fmt.Errorf("%s does not exist: use list_directory or glob to find the right path", path)
-		case errors.Is(err, errIsDir):
-			return "", nil, fmt.Errorf("%s is a directory: use list_directory", path)
-		case fi != nil:
-			return "", nil, fmt.Errorf("%s is not a regular file", path)
-		}
-		return "", nil, err
+		return "", nil, e.readErr(path, err)
 	}
-	defer f.Close()
-	if fi.Size() > e.lim.MaxFileSize {
-		return "", nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit: use grep_search to find what you need in it", path, fi.Size(), e.lim.MaxFileSize)
+	return p, data, nil
+}
+
+// readErr says why the file path (as the model gave it) cannot be read,
+// and what to do instead.
+func (e *env) readErr(path string, err error) error {
+	var nr *safefile.NotRegularError
+	var tl *safefile.TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist: use list_directory or glob to find the right path", path)
+	case errors.As(err, &nr) && nr.IsDir():
+		return fmt.Errorf("%s is a directory: use list_directory", path)
+	case errors.As(err, &nr):
+		return fmt.Errorf("%s is %s, not a regular file: the file tools read regular files only", path, safefile.Kind(nr.Mode))
+	case errors.As(err, &tl):
+		return fmt.Errorf("%s is %s (%d bytes), over the %s limit of the file tools: use grep_search to find what you need in it", path, safefile.Size(tl.Size), tl.Size, safefile.Size(tl.Max))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, e.lim.MaxFileSize+1))
-	return p, data, err
+	return err
 }
 
 // window returns the lines [offset, offset+limit) of data, cut to the byte
@@ -219,6 +226,9 @@ func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	var skipped []string
 	budget := t.lim.ReadBytes * 2
 	for i, p := range names {
+		if err := ctx.Err(); err != nil {
+			return tool.Result{}, err
+		}
 		if b.Len() >= budget {
 			fmt.Fprintf(&b, "\n[stopped after %d of %d files: the output limit was reached; read the rest separately]\n", i, len(names))
 			break

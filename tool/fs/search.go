@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // ---- list_directory ----
@@ -50,21 +53,26 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	ents, err := os.ReadDir(p)
+	ents, err := t.readDir(a.Path, p)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("listing %s: %w", a.Path, err)
+		return tool.Result{}, err
 	}
-	w := &walker{root: p, top: t.ws.Root()}
-	patterns := appendIgnores(w.inheritedPatterns(), p, w.relParts(p))
+	w := &walker{ws: t.ws, root: p, top: t.ws.Root()}
+	patterns := appendIgnores(t.ws, w.inheritedPatterns(), p, w.relParts(p), ignoreFiles...)
 	m := gitignore.NewMatcher(patterns)
 	rel := w.relParts(p)
+	secrets := t.ws.HoldsSecret(p)
 	var dirs, files []string
-	ignored := 0
+	ignored, hidden := 0, 0
 	for _, d := range ents {
 		name := d.Name()
 		isDir := d.IsDir()
 		if isDir && alwaysSkipped[name] {
 			ignored++
+			continue
+		}
+		if secrets && t.ws.IsSecret(filepath.Join(p, name)) {
+			hidden++
 			continue
 		}
 		skip := m.Match(append(rel[:len(rel):len(rel)], name), isDir)
@@ -77,10 +85,15 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 			ignored++
 			continue
 		}
-		if isDir {
+		switch typ := d.Type(); {
+		case isDir:
 			dirs = append(dirs, name+"/")
-		} else if info, err := d.Info(); err == nil {
-			files = append(files, fmt.Sprintf("%s (%s)", name, size(info.Size())))
+		case typ.IsRegular() || typ&fs.ModeSymlink != 0:
+			if info, err := d.Info(); err == nil {
+				files = append(files, fmt.Sprintf("%s (%s)", name, size(info.Size())))
+			}
+		default:
+			files = append(files, fmt.Sprintf("%s (%s, not read by the file tools)", name, safefile.Kind(typ)))
 		}
 	}
 	var b strings.Builder
@@ -95,7 +108,34 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if ignored > 0 {
 		fmt.Fprintf(&b, "(%d ignored entries not shown)\n", ignored)
 	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "(%d secret locations the user keeps from tools not shown)\n", hidden)
+	}
 	return tool.Result{Output: b.String()}, nil
+}
+
+// readDir lists the directory p (resolved from arg), sorted by name.
+func (t *listDir) readDir(arg, p string) ([]fs.DirEntry, error) {
+	f, err := safefile.OpenDir(t.ws, p)
+	if err != nil {
+		var nr *safefile.NotRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s does not exist: list its parent directory to see what is there", arg)
+		case errors.As(err, &nr) && nr.Mode.IsRegular():
+			return nil, fmt.Errorf("%s is a file, not a directory: use read_file", arg)
+		case errors.As(err, &nr):
+			return nil, fmt.Errorf("%s is %s, not a directory", arg, safefile.Kind(nr.Mode))
+		}
+		return nil, fmt.Errorf("listing %s: %w", arg, err)
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", arg, err)
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, nil
 }
 
 func dirLabel(rel string) string {
@@ -183,7 +223,7 @@ func (e *env) globFiles(ctx context.Context, pattern, dir string) ([]entry, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{root: root, top: e.ws.Root()}
+	w := &walker{ws: e.ws, root: root, top: e.ws.Root()}
 	var mu sync.Mutex
 	var out []entry
 	err = w.walk(ctx, func(en entry) bool {
@@ -299,6 +339,19 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", a.Path, err)
 	}
+	if !fi.IsDir() {
+		// One file: say why it cannot be searched rather than find
+		// nothing in it.
+		f, ofi, err := safefile.Open(t.ws, root)
+		if err != nil {
+			return nil, 0, t.readErr(a.Path, err)
+		}
+		f.Close()
+		if ofi.Size() > t.lim.MaxFileSize {
+			return nil, 0, t.readErr(a.Path, &safefile.TooLargeError{Path: root, Size: ofi.Size(), Max: t.lim.MaxFileSize})
+		}
+		fi = ofi
+	}
 	files := make(chan entry, 256)
 	var (
 		mu    sync.Mutex
@@ -316,6 +369,9 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 			var buf []byte
 			n := 0
 			for en := range files {
+				if ctx.Err() != nil {
+					continue // drain: the walk has stopped
+				}
 				var h []hit
 				var c int
 				h, c, buf = t.searchFile(en, m, t.lim.MaxResults, buf)
@@ -341,7 +397,7 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	if !fi.IsDir() {
 		files <- entry{path: root, rel: t.ws.Rel(root), fi: fi}
 	} else {
-		w := &walker{root: root, top: t.ws.Root()}
+		w := &walker{ws: t.ws, root: root, top: t.ws.Root()}
 		err = w.walk(ctx, func(en entry) bool {
 			if !include(en.rel) {
 				return true
@@ -356,6 +412,9 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	}
 	close(files)
 	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -380,7 +439,7 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 // searchFile returns the file's matching lines (at most limit) and how many
 // lines matched. buf is reused between files (returned, maybe grown).
 func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, int, []byte) {
-	data, buf, err := readInto(en.path, buf, t.lim.MaxFileSize)
+	data, buf, err := readInto(t.ws, en.target(), buf, t.lim.MaxFileSize)
 	if err != nil || !m.find(data) {
 		return nil, 0, buf
 	}
@@ -414,13 +473,17 @@ func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, i
 }
 
 // readInto reads a whole file into buf (grown as needed), refusing files
-// over max bytes.
-func readInto(path string, buf []byte, max int64) ([]byte, []byte, error) {
-	f, _, err := openRegular(path)
+// over max bytes (without reading them when their size says so), and
+// anything but a regular file that tools may read (see safefile.Open).
+func readInto(ws *sandbox.Workspace, path string, buf []byte, max int64) ([]byte, []byte, error) {
+	f, fi, err := safefile.Open(ws, path)
 	if err != nil {
 		return nil, buf, err
 	}
 	defer f.Close()
+	if fi.Size() > max {
+		return nil, buf, &safefile.TooLargeError{Path: path, Size: fi.Size(), Max: max}
+	}
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
@@ -429,7 +492,7 @@ func readInto(path string, buf []byte, max int64) ([]byte, []byte, error) {
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > max {
-			return nil, buf, errors.New("file too large")
+			return nil, buf, &safefile.TooLargeError{Path: path, Size: int64(len(buf)), Max: max}
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

@@ -6,10 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // ignoreFiles are read in every directory, like git and ripgrep do.
@@ -18,12 +22,26 @@ var ignoreFiles = []string{".gitignore", ".ignore", ".hearthignore"}
 // alwaysSkipped are directories no search wants.
 var alwaysSkipped = map[string]bool{".git": true, ".hg": true, ".svn": true}
 
+// maxIgnoreFile is the largest ignore file read; a larger one is not.
+const maxIgnoreFile = 1 << 20
+
 // entry is one file found by a walk.
 type entry struct {
 	path string // absolute
 	rel  string // relative to the walk's root, with '/' separators
+	// real is the file a symlink leads to (resolved and checked), to be
+	// opened instead of path; "" when path is not a symlink.
+	real string
 	d    fs.DirEntry
 	fi   fs.FileInfo
+}
+
+// target is the path to open to read the file.
+func (e *entry) target() string {
+	if e.real != "" {
+		return e.real
+	}
+	return e.path
 }
 
 // info returns the file's metadata, which costs a system call: only the
@@ -44,8 +62,13 @@ type zeroInfo struct{ fs.FileInfo }
 
 func (zeroInfo) Size() int64 { return 0 }
 
-// walker visits a tree in parallel, honouring ignore files.
+// walker visits a tree in parallel, honouring ignore files. It visits
+// regular files only (and symlinks that lead to one the workspace lets
+// tools read): named pipes, sockets and devices are passed over without
+// being opened, symlinked directories are not followed, and secret
+// locations are neither entered nor visited.
 type walker struct {
+	ws *sandbox.Workspace
 	// root is where the walk starts (absolute); top is the workspace root,
 	// whose ignore files (and those between it and root) apply too.
 	root, top string
@@ -64,6 +87,9 @@ type dirJob struct {
 // several goroutines at once; visit must be safe for concurrent use. It
 // stops early when ctx is done or visit returns false.
 func (w *walker) walk(ctx context.Context, visit func(e entry) bool) error {
+	if w.top == "" {
+		w.top = w.ws.Root()
+	}
 	base := w.inheritedPatterns()
 	workers := max(4, runtime.GOMAXPROCS(0)*4)
 	var (
@@ -112,15 +138,26 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	ents, err := os.ReadDir(job.path)
+	ents, err := w.list(job.path)
 	if err != nil {
 		return nil, true // unreadable: skip, as ripgrep does
 	}
 	patterns := job.patterns
 	relDir := job.parts
 	if !w.noIgnore {
-		patterns = appendIgnores(patterns, job.path, relDir)
+		var present []string
+		for _, d := range ents {
+			if slices.Contains(ignoreFiles, d.Name()) {
+				present = append(present, d.Name())
+			}
+		}
+		if len(present) > 0 {
+			patterns = appendIgnores(w.ws, patterns, job.path, relDir, present...)
+		}
 	}
+	// Only a directory that holds a secret location needs its entries
+	// checked: the walk never enters one.
+	secrets := w.ws.HoldsSecret(job.path)
 	matcher := gitignore.NewMatcher(patterns)
 	parts := append(relDir[:len(relDir):len(relDir)], "")
 	var subdirs []dirJob
@@ -131,17 +168,28 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 			continue
 		}
 		full := job.path + string(filepath.Separator) + name
-		if d.Type()&fs.ModeSymlink != 0 {
-			// Follow links only when they stay inside the workspace and
-			// are files: a linked directory could loop or leave the tree.
-			real, err := filepath.EvalSymlinks(full)
-			if err != nil || !within(real, w.top) {
+		if secrets && w.ws.IsSecret(full) {
+			continue
+		}
+		real := ""
+		switch typ := d.Type(); {
+		case typ&fs.ModeSymlink != 0:
+			// Follow links only when they lead to a regular file tools
+			// may read (inside the workspace or a read-only directory,
+			// not secret): a linked directory could loop or leave the
+			// tree.
+			r, err := w.ws.Resolve(full, sandbox.Read)
+			if err != nil {
 				continue
 			}
-			fi, err := os.Stat(real)
-			if err != nil || fi.IsDir() {
+			fi, err := os.Lstat(r)
+			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
+			real = r
+		case isDir:
+		case !typ.IsRegular():
+			continue // a named pipe, a socket, a device: never opened
 		}
 		parts[len(parts)-1] = name
 		if len(patterns) > 0 && matcher.Match(parts, isDir) {
@@ -155,7 +203,7 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 			subdirs = append(subdirs, dirJob{path: full, rel: rel, parts: append(relDir[:len(relDir):len(relDir)], name), patterns: patterns})
 			continue
 		}
-		if !visit(entry{path: full, rel: rel, d: d}) {
+		if !visit(entry{path: full, rel: rel, real: real, d: d}) {
 			return subdirs, false
 		}
 	}
@@ -185,17 +233,36 @@ func (w *walker) inheritedPatterns() []gitignore.Pattern {
 	dir := w.top
 	parts := []string{}
 	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		ps = appendIgnores(ps, dir, parts)
+		ps = appendIgnores(w.ws, ps, dir, parts, ignoreFiles...)
 		dir = filepath.Join(dir, c)
 		parts = append(parts, c)
 	}
 	return ps
 }
 
-func appendIgnores(ps []gitignore.Pattern, dir string, domain []string) []gitignore.Pattern {
+// list reads the names in the directory dir, opened below the workspace's
+// root (or read-only directory) through no symlink, where the workspace
+// lets tools read (see safefile.OpenDir).
+func (w *walker) list(dir string) ([]fs.DirEntry, error) {
+	f, err := safefile.OpenDir(w.ws, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// appendIgnores adds the patterns of dir's ignore files (those of
+// ignoreFiles named in files, in ignoreFiles' order) to ps. Ignore files are
+// read as every file is (safefile: regular files only, never through a
+// swapped-in symlink), and not when larger than maxIgnoreFile.
+func appendIgnores(ws *sandbox.Workspace, ps []gitignore.Pattern, dir string, domain []string, files ...string) []gitignore.Pattern {
 	added := false
 	for _, f := range ignoreFiles {
-		data, err := os.ReadFile(filepath.Join(dir, f))
+		if !slices.Contains(files, f) {
+			continue
+		}
+		data, _, err := safefile.ReadFile(ws, filepath.Join(dir, f), maxIgnoreFile)
 		if err != nil {
 			continue
 		}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 type writeFileArgs struct {
@@ -49,13 +49,21 @@ func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if strings.TrimSpace(a.FilePath) == "" {
 		return tool.Result{}, errors.New("file_path is empty")
 	}
+	if n := int64(len(a.Content)); n > t.lim.MaxFileSize {
+		return tool.Result{}, fmt.Errorf("content is %s, over the %s limit of write_file: write a smaller file (split it, or generate it with a command)", safefile.Size(n), safefile.Size(t.lim.MaxFileSize))
+	}
 	p, err := t.ws.Resolve(a.FilePath, sandbox.Write)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	content := []byte(a.Content)
-	old, err := os.ReadFile(p)
+	// The old content is read (to keep its line endings, and to check it
+	// is what the model last read), the way read_file reads: never a
+	// named pipe or a device, never more than the limit.
+	old, _, err := safefile.ReadFile(t.ws, p, t.lim.MaxFileSize)
 	existed := err == nil
+	var nr *safefile.NotRegularError
+	var tl *safefile.TooLargeError
 	switch {
 	case existed:
 		if err := t.seen.Check(p, old); err != nil {
@@ -64,7 +72,18 @@ func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 		content = matchStyle(old, content)
 	case errors.Is(err, fs.ErrNotExist):
 		// Missing directories are made by WriteBeneath, below the root.
+	case errors.As(err, &nr) && nr.IsDir():
+		return tool.Result{}, fmt.Errorf("%s is a directory: give the path of a file", a.FilePath)
+	case errors.As(err, &nr):
+		return tool.Result{}, fmt.Errorf("%s is %s, not a regular file: write_file only creates and replaces regular files. Write to another path, or ask the user to remove it", a.FilePath, safefile.Kind(nr.Mode))
+	case errors.As(err, &tl):
+		return tool.Result{}, fmt.Errorf("%s already exists and is %s, over the %s limit of the file tools: write_file does not replace a file this large, "+
+			"which it cannot read to check against what you last read. It is left as it is: write to another path, or ask the user to move or shrink it",
+			a.FilePath, safefile.Size(tl.Size), safefile.Size(tl.Max))
 	default:
+		return tool.Result{}, fmt.Errorf("%s: %w", a.FilePath, err)
+	}
+	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
 	if testHookBeforeWrite != nil {
