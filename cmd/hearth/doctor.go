@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm/doctor"
 	"github.com/hearth-agent/hearth/sandbox"
 )
@@ -82,20 +83,23 @@ func (a *app) printReport(w io.Writer, r *doctor.Report) {
 		doctor.Fail: paint("31", "✗"),
 		doctor.Skip: paint("2", "-"),
 	}
-	model := r.Model
+	model := termtext.String(r.Model)
 	if model == "" {
 		model = "(none chosen)"
 	}
-	fmt.Fprintf(w, "Hearth doctor: %s at %s, model %s\n\n", r.Provider, r.BaseURL, model)
+	// Details and fixes quote the server (its version, its models, its
+	// errors): they are stripped of control sequences; the colours are
+	// Hearth's own.
+	fmt.Fprintf(w, "Hearth doctor: %s at %s, model %s\n\n", termtext.String(r.Provider), termtext.String(r.BaseURL), model)
 	width := 0
 	for _, c := range r.Checks {
 		width = max(width, len(c.Name))
 	}
 	problems, warnings := 0, 0
 	for _, c := range r.Checks {
-		fmt.Fprintf(w, "  %s %-*s  %s\n", mark[c.Status], width, c.Name, c.Detail)
+		fmt.Fprintf(w, "  %s %-*s  %s\n", mark[c.Status], width, c.Name, termtext.String(c.Detail))
 		if c.Fix != "" && (c.Status == doctor.Fail || c.Status == doctor.Warn) {
-			fmt.Fprintf(w, "    %*s  %s %s\n", width, "", paint("1", "fix:"), c.Fix)
+			fmt.Fprintf(w, "    %*s  %s %s\n", width, "", paint("1", "fix:"), termtext.String(c.Fix))
 		}
 		switch c.Status {
 		case doctor.Fail:

@@ -29,6 +29,7 @@ import (
 	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/providers"
 	"github.com/hearth-agent/hearth/sandbox"
@@ -129,7 +130,8 @@ func run(ctx context.Context, args []string, io stdio, getenv func(string) strin
 	if errors.As(err, &silent) {
 		return exitFailed // the output already said why
 	}
-	fmt.Fprintf(io.err, "hearth: %v\n", err)
+	// An error may quote a model server, an MCP server or the model itself.
+	fmt.Fprintf(io.err, "hearth: %s\n", termtext.String(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(io.err, "Run 'hearth --help' for usage.")
@@ -178,6 +180,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 		Args:          noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.prompt != "" {
+				a.rootRun.timeoutFromEnv = !cmd.Flags().Changed("timeout")
 				return a.runTurn(cmd.Context(), a.prompt, a.rootRun)
 			}
 			if a.wantsTUI() {
@@ -186,6 +189,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 			return cmd.Help()
 		},
 	}
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.warnAPIKeyFlag() }
 	root.SetOut(a.io.out)
 	root.SetErr(a.io.err)
 	root.SetIn(a.io.in)
@@ -204,6 +208,17 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	a.addTUIFlags(root)
 	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.mcpCommand())
 	return root
+}
+
+// warnAPIKeyFlag warns, once per command, that a key given with --api-key
+// can be read by others. Go cannot safely overwrite its own arguments, so
+// the warning is all Hearth can do about it.
+func (a *app) warnAPIKeyFlag() {
+	if a.flags.APIKey == "" {
+		return
+	}
+	fmt.Fprintln(a.io.err, "hearth: warning: a key given with --api-key can be read by every process on this machine, the commands the agent runs included (ps, /proc/PID/cmdline), and stays in your shell history; "+
+		"set HEARTH_API_KEY or OPENAI_API_KEY instead, or name a variable with api_key_env in the config's provider (or keep its key in the keychain with `hearth auth set NAME`)")
 }
 
 // providerFlags is what the flags and the HEARTH_* knobs say about the

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/mcp"
 )
 
@@ -118,8 +119,13 @@ what it offers, then stopped. Exit code 1 when a server does not start.`,
 	return cmd
 }
 
+// printMCPStatus shows the servers' status. What a server says (its name,
+// its tools, its errors) is stripped of control sequences: a server can be
+// hostile, or pass on what a model or a web page wrote.
 func (a *app) printMCPStatus(status []mcp.ServerStatus, showTools, noConnect bool) {
-	w := tabwriter.NewWriter(a.io.out, 0, 4, 2, ' ', 0)
+	out := termtext.NewWriter(a.io.out)
+	defer out.Flush()
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if noConnect {
 		fmt.Fprintln(w, "NAME\tTRANSPORT\tTARGET")
 	} else {
@@ -139,15 +145,15 @@ func (a *app) printMCPStatus(status []mcp.ServerStatus, showTools, noConnect boo
 	w.Flush()
 	for _, s := range status {
 		if s.Error != "" {
-			fmt.Fprintf(a.io.out, "\n%s: %s\n", s.Name, s.Error)
+			fmt.Fprintf(out, "\n%s: %s\n", s.Name, s.Error)
 		}
 		for _, warn := range s.Warnings {
-			fmt.Fprintf(a.io.out, "%s: warning: %s\n", s.Name, warn)
+			fmt.Fprintf(out, "%s: warning: %s\n", s.Name, warn)
 		}
 		if showTools && len(s.Tools) > 0 {
-			fmt.Fprintf(a.io.out, "\n%s (%s): %s\n", s.Name, s.Server, strings.Join(s.Tools, ", "))
+			fmt.Fprintf(out, "\n%s (%s): %s\n", s.Name, s.Server, strings.Join(s.Tools, ", "))
 			if len(s.Prompts) > 0 {
-				fmt.Fprintf(a.io.out, "  prompts: %s\n", strings.Join(s.Prompts, ", "))
+				fmt.Fprintf(out, "  prompts: %s\n", strings.Join(s.Prompts, ", "))
 			}
 		}
 	}

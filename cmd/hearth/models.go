@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 )
 
@@ -51,7 +52,9 @@ configured.`,
 			w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tPARAMS\tQUANT\tCONTEXT\tCAPABILITIES")
 			for _, m := range models {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.Name, dash(m.ParameterSize), dash(m.Quantization), contextOf(m), capsOf(m))
+				// The server names its models: shown, they are stripped of
+				// control sequences (the JSON keeps them).
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", termtext.String(m.Name), termtext.String(dash(m.ParameterSize)), termtext.String(dash(m.Quantization)), contextOf(m), termtext.String(capsOf(m)))
 			}
 			return w.Flush()
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-agent/hearth/agent"
 	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -33,6 +34,10 @@ type runFlags struct {
 	timeoutRaw     string
 	maxTurns       int
 	timeout        time.Duration
+	// timeoutFromEnv says the time limit came from HEARTH_TIMEOUT, not
+	// --timeout: the message that the run reached it names the one to
+	// raise.
+	timeoutFromEnv bool
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -57,14 +62,20 @@ Output formats: text (the answer only; reasoning and tool activity go to
 stderr with --verbose), json (one object at the end), stream-json (every
 event, one JSON object per line, as it happens).
 
+Text output is for people: control sequences in the answer, the reasoning
+and tool output (a model can be steered into writing them: clipboard writes,
+window titles, screen clears) are removed, on a terminal or not. json and
+stream-json keep the text exact.
+
 Exit codes: 0 answered, 1 the run failed (provider or tool error, turn
-limit), 2 bad usage or configuration, 130 interrupted.`,
+limit, --timeout), 2 bad usage or configuration, 130 interrupted.`,
 		Example: `  hearth run "what does main.go do?"
   cat error.log | hearth run "explain this"
   hearth run --context=s1 "analyze error.log" && hearth run --context=s1 "fix the error"
   hearth run --output-format stream-json --approval-mode auto_edit "add a test for Add"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.timeoutFromEnv = !cmd.Flags().Changed("timeout")
 			return a.runTurn(cmd.Context(), strings.Join(args, " "), f)
 		},
 	}
@@ -133,8 +144,14 @@ var errPrinted = errors.New("reported")
 // (bad configuration, a busy session) in the chosen JSON format.
 func printJSONError(w io.Writer, format string, err error) {
 	code := "agent_error"
+	reason := agent.DoneError
 	var ue usageError
+	var te *timeoutError
 	switch {
+	case errors.As(err, &te):
+		// A time limit stops a run as Ctrl-C does (done.reason cancelled);
+		// the error event's code tells the two apart.
+		code, reason = "timeout", agent.DoneCancelled
 	case errors.As(err, &ue):
 		code = "usage"
 	case errors.Is(err, session.ErrBusy):
@@ -143,13 +160,13 @@ func printJSONError(w io.Writer, format string, err error) {
 		code = "provider_" + string(llm.CodeOf(err))
 	}
 	if format == "stream-json" {
-		for _, ev := range []agent.Event{{Type: agent.EventError, Code: code, Error: err.Error()}, {Type: agent.EventDone, DoneReason: agent.DoneError}} {
+		for _, ev := range []agent.Event{{Type: agent.EventError, Code: code, Error: err.Error()}, {Type: agent.EventDone, DoneReason: reason}} {
 			b, _ := json.Marshal(ev)
 			fmt.Fprintf(w, "%s\n", b)
 		}
 		return
 	}
-	b, _ := json.MarshalIndent(jsonResult{Reason: string(agent.DoneError), ToolCalls: []jsonCall{}, Error: &jsonErrorInfo{Code: code, Message: err.Error()}}, "", "  ")
+	b, _ := json.MarshalIndent(jsonResult{Reason: string(reason), ToolCalls: []jsonCall{}, Error: &jsonErrorInfo{Code: code, Message: err.Error()}}, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
 }
 
@@ -202,11 +219,25 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	}
 	h.LearnModel(runCtx)
 
+	// timedOut says whether the run reached its time limit (and was not
+	// interrupted by the user as well).
+	timedOut := func() bool { return ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) }
 	out := newPrinter(a, f.format)
+	out.timeout = func(sessionID string) error {
+		if !timedOut() {
+			return nil
+		}
+		return &timeoutError{limit: f.timeout, fromEnv: f.timeoutFromEnv, session: sessionID}
+	}
 	turn := &conversation.Turn{Store: h.Store, Agent: h.Agent, Prompt: llm.Message{Content: prompt}, Titles: true, Log: o.Log,
 		Session: session.Session{ID: f.session, Provider: h.Provider.Kind(), Model: h.ProviderConfig.Model, Workspace: h.Workspace.Root()}}
 	res, err := turn.Run(runCtx, out.event)
 	if err != nil && res == nil {
+		if te := out.timeout(""); te != nil {
+			// The limit came before the turn could begin (the model
+			// server was slow to answer what Hearth asks first).
+			return te
+		}
 		if errors.Is(err, session.ErrBusy) {
 			return err
 		}
@@ -215,8 +246,8 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	var fail error
 	switch {
 	case ctx.Err() != nil:
-	case res.Reason == agent.DoneCancelled && runCtx.Err() != nil:
-		fail = fmt.Errorf("timed out after %s (session %s keeps what happened)", f.timeout, res.SessionID)
+	case res.Reason == agent.DoneCancelled && timedOut():
+		fail = out.timeout(res.SessionID)
 	case res.Reason == agent.DoneMaxTurns:
 		fail = &turnLimit{fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)}
 	}
@@ -225,7 +256,7 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	case ctx.Err() != nil:
 		return ctx.Err() // interrupted: exit 130
 	case fail != nil && f.format == "text":
-		return fail
+		return fail // exit 1: the work failed
 	case fail != nil:
 		return fmt.Errorf("%w: %v", errPrinted, fail)
 	case res.Reason == agent.DoneError:
@@ -247,6 +278,29 @@ func maxTurnsOf(h *hearthapp.App) int {
 type turnLimit struct{ err error }
 
 func (e *turnLimit) Error() string { return e.err.Error() }
+
+// timeoutError is the failure of a run stopped by --timeout (or
+// HEARTH_TIMEOUT). It is a failure of the work (exit code 1), not an
+// interrupt (130): nobody pressed Ctrl-C, and a script must be able to tell
+// the two apart. In JSON it is an error with code "timeout".
+type timeoutError struct {
+	limit   time.Duration
+	fromEnv bool
+	session string // empty when the turn did not begin
+}
+
+func (e *timeoutError) Error() string {
+	var b strings.Builder
+	if e.fromEnv {
+		fmt.Fprintf(&b, "stopped: the run reached its time limit (HEARTH_TIMEOUT=%s); raise HEARTH_TIMEOUT, or pass a longer --timeout, to give it longer", e.limit)
+	} else {
+		fmt.Fprintf(&b, "stopped: the run reached its time limit (--timeout %s); raise --timeout to give it longer", e.limit)
+	}
+	if e.session != "" {
+		fmt.Fprintf(&b, " (session %s keeps what happened: continue it with --context %s)", e.session, e.session)
+	}
+	return b.String()
+}
 
 // errSilent fails the command without printing again what the output
 // already said.
@@ -282,29 +336,50 @@ func (a *app) readPiped(havePrompt bool) (string, error) {
 }
 
 // printer writes a turn in one output format.
+//
+// The text format is for people, so what the model and the tools wrote is
+// stripped of control sequences (package termtext) before it is printed:
+// the answer on stdout, and with --verbose the reasoning, tool calls, tool
+// output and error messages on stderr. This holds whether or not the output
+// is a terminal. A pipe into `less -R`, or a file cat'ed later, reaches a
+// terminal all the same, and a CI log is read in one; text is the format of
+// the answer, not of its bytes: a program that wants them exactly reads
+// json or stream-json, which keep the text as the model wrote it.
 type printer struct {
 	a      *app
 	format string
 	w      *bufio.Writer
-	// for --verbose text output
-	inThinking bool
+	// timeout returns the error of a run that reached its time limit (nil
+	// if it did not), for the session given.
+	timeout func(sessionID string) error
+	// for --verbose text output: model and tool text goes through san; a
+	// stream (the reasoning, the answer, one call's output) is flushed
+	// when another begins, so a sequence left open by one cannot reach
+	// into what comes next.
+	san       *termtext.Writer
+	streaming string
+	sessionID string
 }
 
 func newPrinter(a *app, format string) *printer {
-	return &printer{a: a, format: format, w: bufio.NewWriter(a.io.out)}
+	return &printer{a: a, format: format, w: bufio.NewWriter(a.io.out), san: termtext.NewWriter(a.io.err)}
 }
 
 // event receives each event of the turn as it happens.
 func (p *printer) event(ev agent.Event) {
+	if ev.Type == agent.EventSession {
+		p.sessionID = ev.SessionID
+	}
 	switch p.format {
 	case "stream-json":
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return
+		if ev.Type == agent.EventDone && ev.DoneReason == agent.DoneCancelled && p.timeout != nil {
+			// done.reason stays "cancelled"; an error event before it
+			// says that the time limit, not the user, stopped the run.
+			if err := p.timeout(p.sessionID); err != nil {
+				p.writeJSON(agent.Event{Type: agent.EventError, Code: "timeout", Error: err.Error()})
+			}
 		}
-		p.w.Write(b)
-		p.w.WriteByte('\n')
-		p.w.Flush() // each event as it happens
+		p.writeJSON(ev)
 	case "text", "json":
 		if p.a.verbose {
 			p.verbose(ev)
@@ -312,34 +387,71 @@ func (p *printer) event(ev agent.Event) {
 	}
 }
 
+func (p *printer) writeJSON(ev agent.Event) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	p.w.Write(b)
+	p.w.WriteByte('\n')
+	p.w.Flush() // each event as it happens
+}
+
+// stream writes a piece of model or tool text to stderr, stripped.
+func (p *printer) stream(name, text string) {
+	if p.streaming != name {
+		p.san.Flush()
+		p.streaming = name
+	}
+	p.san.WriteString(text)
+}
+
+// say ends the current stream and writes Hearth's own words to stderr;
+// the arguments, which may quote the model or a tool, are stripped.
+func (p *printer) say(format string, args ...any) {
+	p.san.Flush()
+	p.streaming = ""
+	for i, v := range args {
+		switch v := v.(type) {
+		case string:
+			args[i] = termtext.String(v)
+		case json.RawMessage:
+			args[i] = termtext.String(string(v))
+		}
+	}
+	fmt.Fprintf(p.a.io.err, format, args...)
+}
+
 // verbose shows reasoning and tool activity on stderr.
 func (p *printer) verbose(ev agent.Event) {
-	w := p.a.io.err
 	switch ev.Type {
 	case agent.EventThinkingStart:
-		fmt.Fprint(w, "[thinking] ")
+		p.say("[thinking] ")
 	case agent.EventThinkingDelta:
-		fmt.Fprint(w, ev.Text)
+		p.stream("thinking", ev.Text)
 	case agent.EventThinkingEnd:
-		fmt.Fprintln(w)
+		p.say("\n")
 	case agent.EventTextDelta:
-		fmt.Fprint(w, ev.Text)
+		p.stream("answer", ev.Text)
 	case agent.EventToolCall:
-		fmt.Fprintf(w, "\n[tool] %s %s\n", ev.Name, ev.Args)
+		p.say("\n[tool] %s %s\n", ev.Name, ev.Args)
 	case agent.EventApprovalRequired:
-		fmt.Fprintf(w, "[approval needed] %s\n", ev.Reason)
+		p.say("[approval needed] %s\n", ev.Reason)
 	case agent.EventToolOutput:
-		fmt.Fprint(w, ev.Text)
+		p.stream("output "+ev.ID, ev.Text)
 	case agent.EventToolResult:
 		if ev.OK {
-			fmt.Fprintf(w, "[%s ok] %s\n", ev.Name, firstLine(ev.Output))
+			p.say("[%s ok] %s\n", ev.Name, firstLine(ev.Output))
 		} else {
-			fmt.Fprintf(w, "[%s failed] %s\n", ev.Name, ev.Error)
+			p.say("[%s failed] %s\n", ev.Name, ev.Error)
 		}
 	case agent.EventCompressed:
-		fmt.Fprintln(w, "[older turns summarised to fit the context window]")
+		p.say("[older turns summarised to fit the context window]\n")
 	case agent.EventError:
-		fmt.Fprintf(w, "[error %s] %s\n", ev.Code, ev.Error)
+		p.say("[error %s] %s\n", ev.Code, ev.Error)
+	case agent.EventDone:
+		p.san.Flush()
+		p.streaming = ""
 	}
 }
 
@@ -377,12 +489,14 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 	defer p.w.Flush()
 	switch p.format {
 	case "text":
-		if res.Text != "" {
-			p.w.WriteString(strings.TrimRight(res.Text, "\n"))
+		p.san.Flush()
+		if text := strings.TrimRight(termtext.String(res.Text), "\n"); text != "" {
+			p.w.WriteString(text)
 			p.w.WriteByte('\n')
 		}
 		if res.Err != nil {
-			fmt.Fprintf(p.a.io.err, "hearth: %v\n", res.Err)
+			// The error may quote the server, or the model.
+			fmt.Fprintf(p.a.io.err, "hearth: %s\n", termtext.String(res.Err.Error()))
 		}
 	case "json":
 		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}}
@@ -390,13 +504,16 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 			j.ToolCalls = append(j.ToolCalls, jsonCall{tc.ID, tc.Name, tc.Args})
 		}
 		var tl *turnLimit
+		var te *timeoutError
 		switch {
 		case res.Err != nil:
 			j.Error = &jsonErrorInfo{Code: agent.ErrorCode(res.Err), Message: res.Err.Error()}
 		case errors.As(fail, &tl):
 			j.Error = &jsonErrorInfo{Code: "max_turns", Message: fail.Error()}
-		case fail != nil:
+		case errors.As(fail, &te):
 			j.Error = &jsonErrorInfo{Code: "timeout", Message: fail.Error()}
+		case fail != nil:
+			j.Error = &jsonErrorInfo{Code: "agent_error", Message: fail.Error()}
 		case storeErr != nil:
 			j.Error = &jsonErrorInfo{Code: "store", Message: storeErr.Error()}
 		}

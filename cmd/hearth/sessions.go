@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -83,7 +84,7 @@ func (a *app) sessionsList() *cobra.Command {
 				w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(w, "ID\tUPDATED\tMESSAGES\tMODEL\tTITLE")
 				for _, s := range list {
-					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, dash(s.Model), s.Title)
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", termtext.String(s.ID), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, termtext.String(dash(s.Model)), termtext.String(s.Title))
 				}
 				return w.Flush()
 			})
@@ -242,7 +243,13 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 // writeMarkdown renders a session as Markdown. full adds the reasoning and
 // every tool result in full.
-func writeMarkdown(w io.Writer, s *session.Session, msgs []session.Message, full bool) error {
+//
+// Markdown is for people, like run's text output: what the model and the
+// tools wrote is stripped of control sequences (see termtext), on a
+// terminal or in a file. The JSON export keeps it exact.
+func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, full bool) error {
+	w := termtext.NewWriter(out)
+	defer w.Flush()
 	title := s.Title
 	if title == "" {
 		title = s.ID
