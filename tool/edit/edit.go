@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"sync"
 
@@ -33,6 +32,7 @@ import (
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
+	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
 // Name is the tool's name, as the model sees it.
@@ -167,6 +167,14 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
+	for _, arg := range []struct {
+		name string
+		n    int
+	}{{"old_string", len(a.OldString)}, {"new_string", len(a.NewString)}} {
+		if int64(arg.n) > t.maxSize() {
+			return tool.Result{}, fmt.Errorf("%s is %s, over the %s the edit tool handles: make smaller edits", arg.name, safefile.Size(int64(arg.n)), safefile.Size(t.maxSize()))
+		}
+	}
 	path, err := t.ws.Resolve(a.FilePath, sandbox.Write)
 	if err != nil {
 		return tool.Result{}, err
@@ -174,7 +182,11 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	rel := t.ws.Rel(path)
 	defer t.lock(path)()
 
-	fi, err := os.Stat(path)
+	// Read as read_file reads: never a named pipe or a device (refused
+	// without being opened, so nothing blocks), never more than the limit.
+	raw, fi, err := t.read(path)
+	var nr *safefile.NotRegularError
+	var tl *safefile.TooLargeError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if a.OldString != "" {
@@ -183,18 +195,17 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		if line, ok := FindPlaceholder("", a.NewString, path); ok {
 			return tool.Result{}, fmt.Errorf("new_string has a placeholder line %q instead of real code, and %s does not exist yet: write out the whole file", line, rel)
 		}
+		if err := ctx.Err(); err != nil {
+			return tool.Result{}, err
+		}
 		return t.create(path, rel, a)
-	case err != nil:
-		return tool.Result{}, fmt.Errorf("%s: %v", rel, err)
-	case fi.IsDir():
+	case errors.As(err, &nr) && nr.IsDir():
 		return tool.Result{}, fmt.Errorf("%s is a directory: give the path of a file", rel)
-	case !fi.Mode().IsRegular():
-		return tool.Result{}, fmt.Errorf("%s is not a regular file", rel)
-	case fi.Size() > t.maxSize():
-		return tool.Result{}, fmt.Errorf("%s is %d MB, larger than the %d MB the edit tool handles", rel, fi.Size()>>20, t.maxSize()>>20)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
+	case errors.As(err, &nr):
+		return tool.Result{}, fmt.Errorf("%s is %s, not a regular file: the edit tool changes regular text files only", rel, safefile.Kind(nr.Mode))
+	case errors.As(err, &tl):
+		return tool.Result{}, fmt.Errorf("%s is %s, larger than the %s the edit tool handles: it is not read, and not changed. Ask the user to change it", rel, safefile.Size(tl.Size), safefile.Size(tl.Max))
+	case err != nil:
 		return tool.Result{}, fmt.Errorf("%s: %v", rel, err)
 	}
 	if looksBinary(raw) {
@@ -211,7 +222,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 		if content != "" {
 			return tool.Result{}, fmt.Errorf("old_string is empty, but %s already exists and is not empty. To change it, put the exact text to replace in old_string; to replace all of it, use write_file", rel)
 		}
-		return t.write(path, rel, raw, content, enc, &Match{Spans: []Span{{Replacement: new, Line: 1, EndLine: 1}}, Strategy: Exact}, "", fi)
+		return t.write(ctx, path, rel, raw, content, enc, &Match{Spans: []Span{{Replacement: new, Line: 1, EndLine: 1}}, Strategy: Exact}, "", fi)
 	}
 	if old == new {
 		return tool.Result{}, errors.New("old_string and new_string are the same, so there is nothing to change: put the new text in new_string")
@@ -240,7 +251,13 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if !enc.crlf && strings.Contains(content, "\r\n") {
 		keepCRLF(content, m)
 	}
-	return t.write(path, rel, raw, content, enc, m, note, fi)
+	return t.write(ctx, path, rel, raw, content, enc, m, note, fi)
+}
+
+// read reads the file at path (resolved) through safefile, within the
+// size limit.
+func (t *Tool) read(path string) ([]byte, fs.FileInfo, error) {
+	return safefile.ReadFile(t.ws, path, t.maxSize())
 }
 
 func (t *Tool) maxSize() int64 {
@@ -341,15 +358,21 @@ func (t *Tool) create(path, rel string, a Args) (tool.Result, error) {
 }
 
 // write applies the match, writes the file and reports.
-func (t *Tool) write(path, rel string, raw []byte, content string, enc encoding, m *Match, note string, fi fs.FileInfo) (tool.Result, error) {
+func (t *Tool) write(ctx context.Context, path, rel string, raw []byte, content string, enc encoding, m *Match, note string, fi fs.FileInfo) (tool.Result, error) {
 	after := m.Apply(content)
 	if after == content {
 		return tool.Result{}, errors.New("the edit changes nothing: the file already holds new_string there")
 	}
 	data := enc.encode(after)
+	if n := int64(len(data)); n > t.maxSize() {
+		return tool.Result{}, fmt.Errorf("%s would be %s after the edit, over the %s the edit tool handles: it was not changed. Make smaller edits", rel, safefile.Size(n), safefile.Size(t.maxSize()))
+	}
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
 	// The file must not have changed while the edit was worked out (a
 	// fixer call can take a while).
-	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, raw) {
+	if now, _, err := t.read(path); err != nil || !bytes.Equal(now, raw) {
 		return tool.Result{}, fmt.Errorf("%s changed while the edit was being made: read it again, then edit", rel)
 	}
 	if err := t.writeFile(path, data, fi.Mode().Perm()); err != nil {

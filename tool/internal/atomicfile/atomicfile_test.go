@@ -78,6 +78,9 @@ func TestWriteBeneathRefuses(t *testing.T) {
 	if err := os.Symlink("dir", filepath.Join(root, "dirlink")); err != nil {
 		t.Fatal(err)
 	}
+	if err := mkfifo(filepath.Join(root, "fifo")); err != nil {
+		t.Skip("mkfifo:", err)
+	}
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(outside, "f"), "not a file inside"},
 		{root, "not a file inside"},
@@ -89,6 +92,11 @@ func TestWriteBeneathRefuses(t *testing.T) {
 		{filepath.Join(root, "target", "f"), "not a directory"},
 		{filepath.Join(root, ".git", "hooks", "pre-commit"), "not written by tools"},
 		{filepath.Join(root, ".hearth", "config.toml"), "not written by tools"},
+		{filepath.Join(root, ".git"), "git's own files"}, // a .git file where there is no repository
+		{filepath.Join(root, ".git", "commondir"), "git's own files"},
+		{filepath.Join(root, "dir", ".git"), "git's own files"},
+		{filepath.Join(root, "dir", ".git", "config"), "git's own files"},
+		{filepath.Join(root, "fifo"), "is a named pipe (FIFO), not a regular file"},
 	} {
 		err := WriteBeneath(root, tc.path, []byte("x"), 0o644, ws.Writable)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -52,6 +52,41 @@ func TestWriteBeneathChecksTheOpenDirectory(t *testing.T) {
 	}
 }
 
+// The same for git's own directories wherever they are (a repository's
+// .git, a nested one's) and .hearth: a directory exchanged with one of them
+// after the open, or after the write, is seen where the kernel says it is.
+func TestWriteBeneathExchangedWithGit(t *testing.T) {
+	for _, protected := range []string{".git", filepath.Join("sub", ".git"), filepath.Join("a", "b", ".git", "modules", "x"), ".hearth"} {
+		for _, stage := range []string{"opened", "renamed"} {
+			t.Run(protected+" "+stage, func(t *testing.T) {
+				ws, root := workspace(t)
+				d, p := filepath.Join(root, "d"), filepath.Join(root, protected)
+				for _, dir := range []string{d, p} {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				testHook = func(s string) {
+					if s == stage {
+						exchange(t, d, p)
+					}
+				}
+				defer func() { testHook = nil }()
+				err := WriteBeneath(root, filepath.Join(d, "commondir"), []byte("/tmp/evil\n"), 0o644, ws.Writable)
+				if err == nil || !strings.Contains(err.Error(), "not written by tools") {
+					t.Errorf("got %v, want a refusal naming the protected path", err)
+				}
+				for _, dir := range []string{d, p} {
+					entries, _ := os.ReadDir(dir)
+					for _, e := range entries {
+						t.Errorf("%s was left in %s", e.Name(), dir)
+					}
+				}
+			})
+		}
+	}
+}
+
 // A directory moved out of the workspace while the file is written: the
 // file is taken back out and the write reported as failed.
 func TestWriteBeneathDirectoryMovedOut(t *testing.T) {
