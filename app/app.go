@@ -9,15 +9,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/providers"
@@ -46,8 +50,16 @@ type Options struct {
 	// ApprovalMode and MaxTurns override the profile's.
 	ApprovalMode string
 	MaxTurns     int
-	Getenv       func(string) string
-	Log          *slog.Logger
+	// Getenv reads the environment (nil: the process's). Secrets Hearth
+	// reads from the process environment are taken out of it once read
+	// (see takeSecrets); reads through nil, os.Getenv or envscrub.Getenv
+	// still find them.
+	Getenv func(string) string
+	Log    *slog.Logger
+	// Warn receives each sentence the user should read before the run:
+	// the project's settings that were ignored, project notes refused or
+	// cut (nil: logged as warnings on Log).
+	Warn func(string)
 	// NoStore skips opening the session store.
 	NoStore bool
 	// NoMCP leaves the configured MCP servers unstarted.
@@ -75,6 +87,8 @@ type App struct {
 	// MCP runs the configured MCP servers (nil when none is configured):
 	// its Status is for `/mcp` and the API's health.
 	MCP *mcp.Manager
+	// Warnings are what Options.Warn was given.
+	Warnings []string
 }
 
 // ConfigError is a problem the user fixes in flags, environment or config
@@ -84,21 +98,9 @@ type ConfigError struct{ Err error }
 func (e ConfigError) Error() string { return e.Err.Error() }
 func (e ConfigError) Unwrap() error { return e.Err }
 
-// builtinProfiles are what each mode runs with when the config says nothing.
-var builtinProfiles = map[string]config.Profile{
-	// Scripts cannot answer questions: reading is free, edits and
-	// commands are refused with a note on how to allow them.
-	"headless": {Tools: []string{"*"}, ApprovalMode: "default"},
-	"tui":      {Tools: []string{"*"}, ApprovalMode: "default"},
-	// The API offers no shell or edits unless configured.
-	"api": {Tools: []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}, ApprovalMode: "default"},
-}
-
 // New assembles the app. Close it when done.
 func New(ctx context.Context, o Options) (*App, error) {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
+	o.Getenv = envscrub.Wrap(o.Getenv)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -117,10 +119,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, ConfigError{err}
 	}
-	for _, w := range cfg.Warnings {
-		o.Log.Warn(w)
-	}
+	takeSecrets(cfg, o.Log)
 	a := &App{Config: cfg}
+	a.warn(o, cfg.Warnings...)
 
 	// Profile: configured, else the mode's built-in one.
 	name := o.Profile
@@ -132,14 +133,15 @@ func New(ctx context.Context, o Options) (*App, error) {
 	}
 	prof, ok := cfg.Profiles[name]
 	if !ok {
-		b, isBuiltin := builtinProfiles[name]
+		b, isBuiltin := config.BuiltinProfile(name)
 		if !isBuiltin {
 			return nil, ConfigError{fmt.Errorf("no profile %q: configure it under [profiles.%s], or use one of headless, tui, api", name, name)}
 		}
 		prof = b
 	}
 	if len(prof.Tools) == 0 {
-		prof.Tools = builtinProfiles["headless"].Tools
+		h, _ := config.BuiltinProfile("headless")
+		prof.Tools = h.Tools
 	}
 	if o.ApprovalMode != "" {
 		prof.ApprovalMode = o.ApprovalMode
@@ -177,7 +179,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if a.Tools, err = builtin.New(bo); err != nil {
 		return nil, err
 	}
-	if st := a.Tools.Sandbox(); !st.Active && mayRunShell(prof.Tools) {
+	if st := a.Tools.Sandbox(); !st.Active && mayRunShell(prof) {
 		o.Log.Warn("shell commands are not confined on this system: only Hearth's own checks stand between a command and your files", "note", st.Note)
 	}
 	all, err := a.Tools.Registry()
@@ -206,6 +208,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		a.Close()
 		return nil, ConfigError{err}
 	}
+	if reg, err = narrow(reg, name, prof); err != nil {
+		a.Close()
+		return nil, err
+	}
 	bindSubAgents(subs, o.SubAgents, reg)
 	if err := a.startMCP(o, prof, reg); err != nil {
 		a.Close()
@@ -216,7 +222,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if system == "" {
 		system = agent.DefaultSystemPrompt(a.Workspace.Root(), time.Now())
 	}
-	system += ProjectContext(a.Workspace)
+	notes, warn := ProjectNotes(a.Workspace)
+	system += notes
+	a.warn(o, warn...)
 	a.Agent = &agent.Agent{
 		Provider: a.Provider, Model: pc.Model, System: system, Tools: reg, Mode: mode,
 		MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think), Logger: o.Log, Approvals: &agent.Approvals{},
@@ -239,8 +247,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 // ProviderOnly resolves and builds just the model provider (for commands
 // that talk to the server without running an agent: models, doctor).
 func ProviderOnly(o Options) (llm.Provider, providers.Config, error) {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
+	o.Getenv = envscrub.Wrap(o.Getenv)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	ws := o.Workspace
 	if ws == "" {
@@ -250,7 +259,9 @@ func ProviderOnly(o Options) (llm.Provider, providers.Config, error) {
 	if err != nil {
 		return nil, providers.Config{}, ConfigError{err}
 	}
+	takeSecrets(cfg, o.Log)
 	a := &App{Config: cfg}
+	a.warn(o, cfg.Warnings...)
 	prof := cfg.Profiles[o.Profile]
 	pc, err := a.resolveProvider(o, prof)
 	if err != nil {
@@ -334,7 +345,10 @@ func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config,
 		case e.APIKeyEnv != "":
 			base.APIKey = o.Getenv(e.APIKeyEnv)
 		case e.FromProject:
-			// A provider a repository defined gets no stored key.
+			// A provider a repository defined gets no key: not the
+			// keychain's, nor the one the environment holds for the
+			// user's own servers (only --api-key, given for this run).
+			getenv = hideVars(getenv, providers.SecretEnv...)
 		default:
 			sec := config.NewSecrets(o.Paths, o.Log)
 			if o.Getenv("HEARTH_NO_KEYRING") != "" {
@@ -417,38 +431,124 @@ var contextFiles = []string{"HEARTH.md", "AGENTS.md"}
 const maxContextFile = 16 << 10
 
 // ProjectContext returns the workspace's HEARTH.md and AGENTS.md, formatted
-// for the end of the system prompt ("" when there are none). They are read
-// through the workspace's rules: a symlink out of it is not followed.
+// for the end of the system prompt ("" when there are none); see
+// ProjectNotes.
 func ProjectContext(ws *sandbox.Workspace) string {
+	text, _ := ProjectNotes(ws)
+	return text
+}
+
+// ProjectNotes returns the workspace's HEARTH.md and AGENTS.md, formatted
+// for the end of the system prompt ("" when there are none), and a
+// sentence for the user about each that was refused or cut. They come with
+// the code, so they are read as config.ReadProjectFile reads such files:
+// not through a symlink that leaves the workspace (an AGENTS.md linked to a
+// key would put the key in the prompt), never a FIFO or a device, and at
+// most 16 KB of each, the cut said in the prompt.
+func ProjectNotes(ws *sandbox.Workspace) (string, []string) {
 	var b strings.Builder
+	var warn []string
 	for _, name := range contextFiles {
-		p, err := ws.Resolve(name, sandbox.Read)
+		data, cut, err := config.ReadProjectFile(ws.Root(), name, maxContextFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
+			warn = append(warn, fmt.Sprintf("The project's %s was not added to the system prompt: %s.", name, noteReason(err)))
 			continue
 		}
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4*maxContextFile {
+		// ToValidUTF8 also drops a character the cut split.
+		text := strings.TrimSpace(strings.ToValidUTF8(string(data), ""))
+		if text == "" {
 			continue
 		}
-		data, err := os.ReadFile(p)
-		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
-			continue
+		if cut {
+			text += fmt.Sprintf("\n[… cut: the file is longer than %d KB]", maxContextFile>>10)
+			warn = append(warn, fmt.Sprintf("The project's %s is longer than %d KB: only its first %d KB are in the system prompt.", name, maxContextFile>>10, maxContextFile>>10))
 		}
-		text := string(data)
-		if len(text) > maxContextFile {
-			text = text[:maxContextFile] + "\n[… cut: the file is longer than 16 KB]"
-		}
-		fmt.Fprintf(&b, "\n\nProject notes from %s:\n%s", name, strings.TrimSpace(text))
+		fmt.Fprintf(&b, "\n\nProject notes from %s:\n%s", name, text)
 	}
-	return b.String()
+	return b.String(), warn
+}
+
+// noteReason says why a note was refused, without repeating its path.
+func noteReason(err error) string {
+	var pe *sandbox.PathError
+	if errors.As(err, &pe) {
+		return pe.Rule
+	}
+	return err.Error()
 }
 
 // mayRunShell reports whether a profile's tools may include the shell.
-func mayRunShell(patterns []string) bool {
-	for _, p := range patterns {
+func mayRunShell(prof config.Profile) bool {
+	if !prof.ProjectAllows("run_shell_command") {
+		return false
+	}
+	for _, p := range prof.Tools {
 		if p == "*" || strings.HasPrefix(p, "run_shell") {
 			return true
 		}
 	}
 	return false
+}
+
+// narrow keeps of reg the tools the project's tool list allows (a
+// project's profile can only remove tools).
+func narrow(reg *tool.Registry, name string, prof config.Profile) (*tool.Registry, error) {
+	if prof.ProjectTools == nil {
+		return reg, nil
+	}
+	keep := []string{}
+	for _, n := range reg.Names() {
+		if prof.ProjectAllows(n) {
+			keep = append(keep, n)
+		}
+	}
+	return reg.Select(tool.Profile{Name: name, Tools: keep})
+}
+
+// warn gives the user sentences to read (Options.Warn), and keeps them.
+func (a *App) warn(o Options, ws ...string) {
+	for _, w := range ws {
+		a.Warnings = append(a.Warnings, w)
+		if o.Warn != nil {
+			o.Warn(w)
+		} else {
+			o.Log.Warn(w)
+		}
+	}
+}
+
+// serveTokenEnv is where `hearth serve` may find its API token.
+const serveTokenEnv = "HEARTH_API_TOKEN"
+
+// takeSecrets moves the secrets Hearth may read from its environment out of
+// it (envscrub.Take): the providers' keys (HEARTH_API_KEY, OPENAI_API_KEY,
+// and the variables the user's providers name in api_key_env) and the API
+// token. Programs Hearth starts from now on (MCP servers, the shell tool's
+// commands, the clipboard helper) do not inherit them, and on Linux other
+// processes no longer find them in /proc/<pid>/environ. Hearth's own reads
+// still do, through envscrub.Wrap. An MCP server that needs one gets it only
+// when the user's config passes it (env = { KEY = "$KEY" }).
+func takeSecrets(cfg *config.Config, log *slog.Logger) {
+	names := append(slices.Clone(providers.SecretEnv), serveTokenEnv)
+	for _, n := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		if p := cfg.Providers[n]; p.APIKeyEnv != "" && !p.FromProject {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	if err := envscrub.Take(names...); err != nil {
+		log.Debug("secrets are unset, but their values stay in /proc/<pid>/environ", "error", err)
+	}
+}
+
+// hideVars returns getenv without the named variables.
+func hideVars(getenv func(string) string, names ...string) func(string) string {
+	return func(k string) string {
+		if slices.Contains(names, k) {
+			return ""
+		}
+		return getenv(k)
+	}
 }

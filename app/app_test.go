@@ -102,8 +102,10 @@ model = "small"
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if names(r) != "read_file,grep_search" || r.Agent.Mode != agent.ModeYolo || r.ProviderConfig.Model != "small" {
-		t.Errorf("review: %s %s %s", names(r), r.Agent.Mode, r.ProviderConfig.Model)
+	// The project's profile narrows the tools; which model runs is the
+	// user's (its provider and model are ignored, with a warning each).
+	if names(r) != "read_file,grep_search" || r.Agent.Mode != agent.ModeYolo || r.ProviderConfig.Model != "Qwen/Qwen3-8B" || len(r.Warnings) != 2 {
+		t.Errorf("review: %s %s %s %q", names(r), r.Agent.Mode, r.ProviderConfig.Model, r.Warnings)
 	}
 
 	// --provider ollama (a dialect) bypasses the configured default.

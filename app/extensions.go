@@ -106,7 +106,7 @@ func (a *App) startMCP(o Options, prof config.Profile, reg *tool.Registry) error
 	}
 	a.MCP = m
 	pats := prof.Tools
-	m.Attach(reg, func(name string) bool { return mcp.Allowed(pats, name) })
+	m.Attach(reg, func(name string) bool { return mcp.Allowed(pats, name) && prof.ProjectAllows(name) })
 	m.Start()
 	return nil
 }

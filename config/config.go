@@ -1,8 +1,10 @@
 // Package config reads Hearth's configuration: TOML files at the XDG config
 // path (user) and in the workspace (.hearth/config.toml, project), with named
-// providers, profiles per mode, and MCP servers. Project settings override
-// the user's; environment variables and flags override both (the callers
-// apply those). Secrets live in the OS keychain (see Secrets).
+// providers, profiles per mode, and MCP servers. A project's file comes with
+// the code, which may be anyone's: it can only tighten the user's settings
+// (see project.go), and what it asks for beyond that is ignored and said in
+// Config.Warnings. Environment variables and flags override both (the
+// callers apply those). Secrets live in the OS keychain (see Secrets).
 package config
 
 import (
@@ -10,9 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,11 +39,22 @@ type Config struct {
 	// Compression is the share of the context window at which older turns
 	// are summarised (default 0.7).
 	Compression float64 `toml:"compression_threshold"`
+	// SecretPaths are more files and directories that tools and commands
+	// may not read, besides the usual credential locations and Hearth's
+	// own directories (see SecretLocations). "~/" is the home directory; a
+	// relative path is taken from the home directory in the user's file,
+	// from the workspace in a project's.
+	SecretPaths []string `toml:"secret_paths"`
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
-	// Warnings lists project settings that were ignored, and why.
+	// Warnings are the project's settings that were ignored, each a
+	// sentence that says why and what the user can do: for the user's
+	// eyes (the command line prints them).
 	Warnings []string `toml:"-"`
+
+	// paths are where the files were read from (set by Load).
+	paths Paths
 }
 
 // Provider is a named model server.
@@ -92,6 +106,54 @@ type Profile struct {
 	Network *bool `toml:"network"`
 	// Think asks the model to reason: "on", "off", "low", "medium", "high".
 	Think string `toml:"think"`
+	// SecretPaths are more paths tools and commands may not read when this
+	// profile runs (added to the config's own list).
+	SecretPaths []string `toml:"secret_paths"`
+
+	// ProjectTools is the tool list of the project's profile of the same
+	// name, which can only narrow Tools: a tool is offered when both lists
+	// enable it (ProjectAllows). It is never read from a file as such.
+	ProjectTools []string `toml:"-"`
+}
+
+// ProjectAllows reports whether the project's tool list lets the tool
+// called name be offered (true when the project gave none). Patterns are
+// path.Match globs, "!name" removes; a list that begins with a removal
+// starts from every tool ("!run_shell_command" alone removes just that).
+func (p Profile) ProjectAllows(name string) bool {
+	if p.ProjectTools == nil {
+		return true
+	}
+	on := false
+	for i, pat := range p.ProjectTools {
+		neg := strings.HasPrefix(pat, "!")
+		if i == 0 && neg {
+			on = true
+		}
+		if ok, _ := path.Match(strings.TrimPrefix(pat, "!"), name); ok {
+			on = !neg
+		}
+	}
+	return on
+}
+
+// builtinProfiles are what each mode runs with when the config says
+// nothing.
+var builtinProfiles = map[string]Profile{
+	// Scripts cannot answer questions: reading is free, edits and
+	// commands are refused with a note on how to allow them.
+	"headless": {Tools: []string{"*"}, ApprovalMode: "default"},
+	"tui":      {Tools: []string{"*"}, ApprovalMode: "default"},
+	// The API offers no shell or edits unless configured.
+	"api": {Tools: []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}, ApprovalMode: "default"},
+}
+
+// BuiltinProfile returns the profile a mode ("headless", "tui", "api")
+// runs with when no config names it.
+func BuiltinProfile(name string) (Profile, bool) {
+	p, ok := builtinProfiles[name]
+	p.Tools = slices.Clone(p.Tools)
+	return p, ok
 }
 
 // SubAgent is a specialised agent the main agent can call as a tool: its
@@ -143,20 +205,27 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 
 // Paths are where Hearth keeps things.
 type Paths struct {
-	// ConfigDir holds config.toml (and the secrets fallback file).
+	// ConfigDir holds config.toml, the secrets fallback file and the API
+	// token.
 	ConfigDir string
 	// DataDir holds the session database.
 	DataDir string
+	// Home is the user's home directory ("" when unknown): "~/" in
+	// secret_paths, and messages, use it.
+	Home string
 }
 
 // DefaultPaths follows the XDG base directory spec: $XDG_CONFIG_HOME/hearth
 // and $XDG_DATA_HOME/hearth, with ~/.config and ~/.local/share as defaults.
 // HEARTH_HOME puts both under one directory.
 func DefaultPaths(getenv func(string) string) (Paths, error) {
-	if h := getenv("HEARTH_HOME"); h != "" {
-		return Paths{ConfigDir: h, DataDir: h}, nil
-	}
 	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if h := getenv("HEARTH_HOME"); h != "" {
+		return Paths{ConfigDir: h, DataDir: h, Home: home}, nil
+	}
 	cfg, data := getenv("XDG_CONFIG_HOME"), getenv("XDG_DATA_HOME")
 	// The XDG spec: a relative path in these variables is invalid and is
 	// ignored.
@@ -179,7 +248,7 @@ func DefaultPaths(getenv func(string) string) (Paths, error) {
 	if data == "" {
 		data = filepath.Join(home, ".local", "share")
 	}
-	return Paths{ConfigDir: filepath.Join(cfg, "hearth"), DataDir: filepath.Join(data, "hearth")}, nil
+	return Paths{ConfigDir: filepath.Join(cfg, "hearth"), DataDir: filepath.Join(data, "hearth"), Home: home}, nil
 }
 
 // UserFile is the user's config file.
@@ -193,27 +262,31 @@ func ProjectFile(workspace string) string {
 	return filepath.Join(workspace, ".hearth", "config.toml")
 }
 
-// Load reads the user's file then the workspace's (either may be missing)
-// and merges them, the workspace's winning.
+// Load reads the user's file then the workspace's (either may be missing).
+// The workspace's can only tighten the user's (see project.go): what it asks
+// for beyond that is left out and said in Warnings.
 func Load(paths Paths, workspace string) (*Config, error) {
-	c := &Config{}
-	files := []string{paths.UserFile()}
-	if workspace != "" {
-		files = append(files, ProjectFile(workspace))
+	c := &Config{paths: paths}
+	user, err := ReadFile(paths.UserFile())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		c.merge(user)
+		c.Files = append(c.Files, paths.UserFile())
 	}
-	for i, f := range files {
-		fc, err := ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	if workspace != "" {
+		pf := ProjectFile(workspace)
+		p, warn, err := readProject(workspace)
+		c.Warnings = append(c.Warnings, warn...)
 		if err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			c.Warnings = append(c.Warnings, restrictProject(fc, c, f)...)
+		if p != nil {
+			c.Warnings = append(c.Warnings, c.addProject(p, workspace)...)
+			c.Files = append(c.Files, pf)
 		}
-		c.merge(fc)
-		c.Files = append(c.Files, f)
 	}
 	return c, c.check()
 }
@@ -253,80 +326,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
-// restrictProject removes from a workspace's config (which comes with the
-// code: a cloned repository can ship one, and a model's edit could write one)
-// what would let it act with the user's authority: looser approvals,
-// redirecting a provider the user defined (and so its stored key), reading
-// secrets from the environment, sending the code to a remote server, and
-// starting commands as MCP servers. It returns a warning for each removal.
-func restrictProject(p, user *Config, file string) []string {
-	var warn []string
-	note := func(format string, args ...any) {
-		warn = append(warn, fmt.Sprintf("%s: ", file)+fmt.Sprintf(format, args...))
-	}
-	for name, prof := range p.Profiles {
-		switch prof.ApprovalMode {
-		case "auto_edit", "auto-edit", "yolo":
-			note("profile %q: approval_mode %q ignored: a project may tighten approvals, not loosen them (set it in your own config, or pass --approval-mode)", name, prof.ApprovalMode)
-			prof.ApprovalMode = ""
-			if up, ok := user.Profiles[name]; ok {
-				prof.ApprovalMode = up.ApprovalMode
-			}
-			p.Profiles[name] = prof
-		}
-	}
-	for name, pr := range p.Providers {
-		if _, ok := user.Providers[name]; ok {
-			note("provider %q is defined in your own config: the project's settings for it are ignored", name)
-			delete(p.Providers, name)
-			continue
-		}
-		if pr.APIKeyEnv != "" || pr.APIKey != "" {
-			note("provider %q: api_key and api_key_env ignored in a project config (keys stay in your own config or the keychain)", name)
-			pr.APIKeyEnv, pr.APIKey = "", ""
-		}
-		if pr.BaseURL != "" && !isLoopback(pr.BaseURL) {
-			note("provider %q ignored: a project config may only name servers on this machine, not %s (define it in your own config)", name, pr.BaseURL)
-			delete(p.Providers, name)
-			continue
-		}
-		pr.FromProject = true
-		p.Providers[name] = pr
-	}
-	if p.DefaultProvider != "" {
-		if _, ok := p.Providers[p.DefaultProvider]; !ok {
-			if _, ok := user.Providers[p.DefaultProvider]; !ok {
-				note("default_provider %q ignored: no such provider", p.DefaultProvider)
-				p.DefaultProvider = ""
-			}
-		}
-	}
-	for name := range p.MCPServers {
-		note("mcp server %q ignored: a project config cannot start programs (add it to your own config with `hearth mcp add`)", name)
-	}
-	p.MCPServers = nil
-	return warn
-}
-
-// isLoopback reports whether a server address names this machine.
-func isLoopback(raw string) bool {
-	s := raw
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return false
-	}
-	switch h := u.Hostname(); h {
-	case "localhost", "127.0.0.1", "::1", "":
-		return true
-	default:
-		return strings.HasPrefix(h, "127.")
-	}
-}
-
-// merge lays o over c: o's set values win, maps merge by name.
+// merge lays o over c: o's set values win, maps merge by name. Only the
+// user's own file is merged so; a project's goes through addProject.
 func (c *Config) merge(o *Config) {
 	if o.DefaultProvider != "" {
 		c.DefaultProvider = o.DefaultProvider
@@ -341,6 +342,7 @@ func (c *Config) merge(o *Config) {
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)
 	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)
 	c.SubAgents = mergeMap(c.SubAgents, o.SubAgents)
+	c.SecretPaths = append(c.SecretPaths, o.SecretPaths...)
 }
 
 func mergeMap[V any](a, b map[string]V) map[string]V {

@@ -20,7 +20,7 @@ func TestDefaultPaths(t *testing.T) {
 	}
 	for _, tc := range tests {
 		p, err := DefaultPaths(func(k string) string { return tc.env[k] })
-		if err != nil || p.ConfigDir != tc.config || p.DataDir != tc.data {
+		if err != nil || p.ConfigDir != tc.config || p.DataDir != tc.data || p.Home != "/home/u" {
 			t.Errorf("%v: %+v %v", tc.env, p, err)
 		}
 	}
@@ -75,7 +75,8 @@ func TestLoadMerges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DefaultProvider != "vllm" || c.Compression != 0.6 || len(c.Files) != 2 {
+	// The project's default_provider is the user's to choose.
+	if c.DefaultProvider != "local" || c.Compression != 0.6 || len(c.Files) != 2 || len(c.Warnings) != 1 {
 		t.Errorf("top level: %+v", c)
 	}
 	if p := c.Providers["local"]; p.NumCtx != 16384 || time.Duration(p.IdleTimeout) != 5*time.Minute {
@@ -84,8 +85,9 @@ func TestLoadMerges(t *testing.T) {
 	if m := c.Providers["vllm"].Models["Qwen/Qwen3-8B"]; m.ContextLength != 32768 || len(m.Capabilities) != 2 {
 		t.Errorf("model: %+v", m)
 	}
-	if p := c.Profiles["headless"]; p.ApprovalMode != "plan" || len(p.Tools) != 2 {
-		t.Errorf("project profile must win: %+v", p)
+	// The project's profile tightens the user's.
+	if p := c.Profiles["headless"]; p.ApprovalMode != "plan" || len(p.Tools) != 1 || !p.ProjectAllows("grep_search") || p.ProjectAllows("edit") {
+		t.Errorf("the project's profile must narrow the user's: %+v", p)
 	}
 	if m := c.MCPServers["files"]; m.Command != "npx" || len(m.Args) != 3 {
 		t.Errorf("mcp: %+v", m)

@@ -24,6 +24,11 @@ const (
 	KindOpenAI = "openai"
 )
 
+// SecretEnv are the environment variables Resolve reads keys from. Hearth
+// takes them out of its environment once read (internal/envscrub), so that
+// the programs it starts do not inherit them.
+var SecretEnv = []string{"HEARTH_API_KEY", "OPENAI_API_KEY"}
+
 // Config says which server to talk to. Empty fields are filled by Resolve.
 type Config struct {
 	Kind    string
