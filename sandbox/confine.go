@@ -48,6 +48,17 @@ type Confinement struct {
 	// against fork bombs. Zero leaves the limit as it is. The kernel does
 	// not enforce it for root.
 	MaxProcs int
+	// ReadOnly lists paths inside Writable that stay read-only (the
+	// workspace's .git and .hearth): what git or Hearth would run later,
+	// outside any sandbox. Only SelfCommand's copies enforce it, with a
+	// read-only bind mount in a mount namespace of their own.
+	ReadOnly []string
+	// Hidden lists paths that may not be read at all (the user's secret
+	// locations). Only SelfCommand's copies enforce it, by covering each
+	// with an empty directory or file in their own mount namespace.
+	Hidden []string
+
+	ns nsState
 }
 
 // Status says how a Confinement is enforced on this machine.

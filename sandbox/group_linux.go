@@ -447,3 +447,15 @@ func signalProc(p proc, sig syscall.Signal) bool {
 	}
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
+
+// SameGroup reports whether pid carries the same Group tag as this
+// process, for a process that runs inside a Group (the shell host): pid is
+// then one of the same call's processes, wherever it went.
+func SameGroup(pid int) bool {
+	own, ok := readTag(os.Getpid())
+	if !ok || own.locks == unix.RLIM_INFINITY {
+		return false
+	}
+	t, ok := readTag(pid)
+	return ok && t == own
+}

@@ -21,3 +21,7 @@ func (g *Group) Owns(pid int) bool { return false }
 
 // Close does nothing outside Linux.
 func (g *Group) Close() int { return 0 }
+
+// SameGroup reports whether pid is in this process's Group: never, outside
+// Linux.
+func SameGroup(pid int) bool { return false }

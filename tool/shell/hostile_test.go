@@ -35,13 +35,14 @@ type hostileRow struct {
 func hostileRows() []hostileRow {
 	short := func(c *Config) { c.Timeout = time.Second }
 	smallOut := func(c *Config) { c.OutputCap = 4 << 10; c.OutputLimit = 256 << 10 }
-	stopped := func(want error, within time.Duration) func(*testing.T, *fixture, outcome) {
+	// stopped checks why a run was stopped: by the limit that was hit,
+	// not by how long it took (a loaded machine is slow, not wrong). A
+	// guard that failed would leave the run to the timeout, which is a
+	// different reason.
+	stopped := func(want error) func(*testing.T, *fixture, outcome) {
 		return func(t *testing.T, f *fixture, o outcome) {
 			if o.stopped != want {
 				t.Errorf("stopped = %v, want %v", o.stopped, want)
-			}
-			if within *= slowdown; o.duration > within {
-				t.Errorf("took %v, want under %v", o.duration, within)
 			}
 			if len(o.output) > 8<<10 {
 				t.Errorf("kept %d bytes of output", len(o.output))
@@ -267,13 +268,17 @@ func hostileRows() []hostileRow {
 		{cmd: `bash -c ':(){ :|:& };:'`, rule: RuleForkBomb, first: true},
 		{cmd: `eval ':(){ :|:& };:'`, rule: RuleForkBomb, first: true},
 		// Commands that hang, recurse, flood or grow: bounded results.
-		{cmd: "sleep 60", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout, 5*time.Second)},
-		{cmd: "while :; do :; done", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout, 5*time.Second)},
-		{cmd: "yes", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit, 5*time.Second)},
-		{cmd: "cat /dev/zero", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit, 5*time.Second)},
-		{cmd: "head -c 3000000000 /dev/zero | tr '\\0' x", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit, 5*time.Second)},
-		{cmd: "while :; do echo flood; done", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit, 5*time.Second)},
-		{cmd: "x=a; while :; do x=$x$x; done", real: true, check: stopped(errMemory, 8*time.Second)},
+		{cmd: "sleep 60", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout)},
+		{cmd: "while :; do :; done", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout)},
+		{cmd: "yes", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
+		{cmd: "cat /dev/zero", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
+		{cmd: "head -c 3000000000 /dev/zero | tr '\\0' x", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
+		{cmd: "while :; do echo flood; done", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
+		// A small memory limit: the interpreter's doubling slows down as
+		// the string grows, and a loaded machine must still reach the
+		// limit long before the timeout.
+		{cmd: "x=a; while :; do x=$x$x; done", real: true, check: stopped(errMemory),
+			opts: []fixtureOpt{func(c *Config) { c.MemoryLimit = 8 << 20 }}},
 		{cmd: "f() { f; }; f", rule: RuleLimit, real: true},
 		{cmd: "x=$(yes)", rule: RuleLimit, real: true},
 		{cmd: "head -c 100000000 /dev/zero > big", real: true,

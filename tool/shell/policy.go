@@ -31,6 +31,7 @@ const (
 	RuleForkBomb  = "fork-bomb"         // functions that call themselves in a pipe or the background
 	RuleUnchecked = "unchecked"         // code that cannot be checked before it runs
 	RuleLimit     = "limit"             // recursion, processes or memory beyond the limits
+	RuleProtected = "protected"         // .git and .hearth: what git or Hearth runs later, outside the sandbox
 )
 
 // Refusal is a command refused by the policy. Its message names the rule
@@ -1334,6 +1335,9 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 			return c.refuse(RuleWorkspace, "it would delete %s; delete what is inside it instead", what)
 		}
 		if sandbox.Within(real, w) {
+			if w == pol.Workspace && o != opChdir && protectedPath(pol.Workspace, real) {
+				return c.refuse(RuleProtected, "it would %s %s: git's metadata (.git, at any depth) and Hearth's project config (.hearth) are read-only to commands, since git and Hearth run what they hold later, outside the sandbox; ask the user to make this change (a commit, a git config setting)", o.verb(), shown)
+			}
 			return nil
 		}
 	}
@@ -1347,6 +1351,26 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 		hint += "; for temporary files use $TMPDIR, a private temp directory"
 	}
 	return c.refuse(RuleOutside, "it would %s %s, outside the workspace; %s", o.verb(), shown, hint)
+}
+
+// protectedPath reports whether real, inside the workspace ws, is or lies
+// in a .git (the workspace's repository, a nested one, a submodule's .git
+// file) or the workspace's .hearth.
+func protectedPath(ws, real string) bool {
+	rel, err := filepath.Rel(ws, real)
+	if err != nil || rel == "." {
+		return false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	if parts[0] == ".hearth" {
+		return true
+	}
+	for _, part := range parts {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Policy) systemDirs() []string {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"mvdan.cc/sh/v3/interp"
+
+	"github.com/hearth-agent/hearth/sandbox"
 )
 
 // procAttr starts each program in a session (and process group) of its
@@ -91,7 +93,7 @@ func (rs *runState) kill(hc interp.HandlerContext, args []string) bool {
 			ok = false
 			continue
 		}
-		if err := syscall.Kill(pid, sig); err != nil {
+		if err := rs.spawn(func() error { return syscall.Kill(pid, sig) }); err != nil {
 			fmt.Fprintf(hc.Stderr, "kill: %d: %v\n", pid, err)
 			ok = false
 		}
@@ -99,20 +101,17 @@ func (rs *runState) kill(hc interp.HandlerContext, args []string) bool {
 	return ok
 }
 
-// owns reports whether pid belongs to a process group this call started,
-// or to the call's group (a process that left its process group).
+// owns reports whether pid is a process of this call: in the shell host,
+// one in the host's process group or carrying the call's tag (one that
+// left the group); in a dry run, none.
 func (rs *runState) owns(pid int) bool {
-	if pgid, err := syscall.Getpgid(pid); err == nil {
-		rs.mu.Lock()
-		for p := range rs.procs {
-			if p.Pid == pgid {
-				rs.mu.Unlock()
-				return true
-			}
-		}
-		rs.mu.Unlock()
+	if rs.execHook != nil {
+		return false
 	}
-	return rs.group.Owns(pid)
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == syscall.Getpgrp() {
+		return true
+	}
+	return sandbox.SameGroup(pid)
 }
 
 var signals = map[string]syscall.Signal{

@@ -18,6 +18,7 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
@@ -91,30 +92,39 @@ func (o outcome) result() (tool.Result, error) {
 	return tool.Result{Output: b.String()}, nil
 }
 
-// runState is one call in progress.
+// runState is one interpretation of a command line: in the shell host
+// (host.go), confined, or in Hearth's process for the dry runs of tests.
 type runState struct {
-	t      *Tool
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	out    *output
+	out    *output // nil in the host: output goes straight to its pipe
+	notes  io.Writer
 
-	// group holds every process the call starts, and every process they
-	// start, however they detach (setsid, double forks): all of them are
-	// stopped when the call ends.
-	group *sandbox.Group
+	policy   *Policy
+	env      []string
+	maxProcs int
+	memLimit int64
+	// execHook, when set (tests), runs each program instead of starting
+	// it (Tool.execHook).
+	execHook func(argv []string, dir string) error
+
+	// onSpawner, when set (the shell host), runs f on the one OS thread
+	// that starts and signals every program: Landlock before ABI 8
+	// confines each thread on its own, in a domain of its own, and a
+	// confined process may signal only processes of its own domain.
+	onSpawner func(f func())
 
 	mu      sync.Mutex
-	procs   map[*os.Process]struct{}
 	refusal *Refusal
 	live    atomic.Int32
 	calls   atomic.Int64
 	goBase  int
-	done    chan struct{}
 }
 
-// run runs src in dir.
+// run runs src in dir: checked first as a whole, then interpreted by the
+// shell host, a confined copy of this binary (host.go), or, in the dry runs
+// of tests, in this process with programs never started.
 func (t *Tool) run(parent context.Context, src, dir string, progress func(string)) outcome {
-	start := time.Now()
 	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit}
 	f, err := parse(src)
 	if err != nil {
@@ -126,150 +136,45 @@ func (t *Tool) run(parent context.Context, src, dir string, progress func(string
 		o.refusal = r
 		return o
 	}
+	if t.execHook != nil {
+		return t.runDry(parent, f, dir, progress, o)
+	}
+	return t.runHost(parent, src, dir, progress, o)
+}
 
+// runDry interprets f in this process with every program handed to
+// t.execHook: the policy layers alone, for tests that must prove a refusal
+// comes before anything runs.
+func (t *Tool) runDry(parent context.Context, f *syntax.File, dir string, progress func(string), o outcome) outcome {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, t.cfg.Timeout, errTimeout)
-	defer cancelTimeout()
-
-	rs := &runState{t: t, ctx: ctx, cancel: cancel, procs: map[*os.Process]struct{}{}, goBase: runtime.NumGoroutine(), group: sandbox.NewGroup()}
-	// Whatever is left when the call returns (background jobs, daemons,
-	// processes that left their session) dies with it.
-	defer rs.closeGroup()
+	rs := t.newRunState(ctx, cancel)
 	rs.out = newOutput(t.cfg.OutputCap, t.cfg.OutputLimit, progress, func() { cancel(errOutputLimit) })
-	// The variables' size is checked at every command (callHandler); this
-	// brake catches what grows between commands (for ((;;)); do x=$x$x;
-	// done), process-wide, so it is set well above.
-	endWatch := watchMemory(8*t.cfg.MemoryLimit, func() { cancel(errMemory) })
-	defer endWatch()
-
-	// Stop every process when the run is cancelled: SIGTERM to each
-	// process group and every process of the call's group, SIGKILL after
-	// the grace period.
-	killerDone := make(chan struct{})
-	go func() {
-		defer close(killerDone)
-		select {
-		case <-ctx.Done():
-		case <-rs.finished():
-			return
-		}
-		rs.signalAll(false)
-		select {
-		case <-time.After(t.cfg.KillGrace):
-			rs.signalAll(true)
-		case <-rs.finished():
-		}
-	}()
-
+	rs.notes = rs.out
 	r, err := rs.runner(dir, rs.out, rs.out)
 	if err != nil {
 		o.err = err
 		return o
 	}
-	// The interpreter stops at the next command once ctx is done, and its
-	// programs die with their process groups. Should it still hang
-	// (blocked in a way cancellation cannot reach), the call returns
-	// anyway, a few seconds after the grace period, and leaves it behind.
-	runDone := make(chan error, 1)
-	go func() { runDone <- r.Run(ctx, f) }()
-	var runErr error
-	select {
-	case runErr = <-runDone:
-	case <-ctx.Done():
-		select {
-		case runErr = <-runDone:
-		case <-time.After(t.cfg.KillGrace + abandonAfter):
-			runErr = context.Cause(ctx)
-		}
-	}
-	rs.finish()
-	<-killerDone
-	// Whatever is left (background jobs, daemons a script started, a
-	// process that called setsid itself) dies with the call: the process
-	// groups at once, then every process of the call's group, wherever
-	// it went.
-	rs.signalGroups(true)
-	rs.closeGroup()
-
+	runErr := r.Run(ctx, f)
 	o.output, o.total, o.dropped = rs.out.close()
-	o.duration = time.Since(start)
 	rs.mu.Lock()
 	o.refusal = rs.refusal
 	rs.mu.Unlock()
 	if o.refusal != nil {
 		return o
 	}
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-		o.stopped = cause
-		if parent.Err() != nil {
-			o.stopped = context.Cause(parent)
-		}
-		return o
-	}
-	var ref *Refusal
-	switch {
-	case runErr == nil:
-	case errors.As(runErr, &ref):
-		o.refusal = ref
-	default:
-		if code, ok := interp.IsExitStatus(runErr); ok {
-			o.exit = int(code)
-		} else {
-			o.err = fmt.Errorf("%s\n%v", o.output, runErr)
-		}
+	if code, ok := interp.IsExitStatus(runErr); ok {
+		o.exit = int(code)
+	} else if runErr != nil {
+		o.err = runErr
 	}
 	return o
 }
 
-// finished returns a channel closed once the interpreter has returned.
-func (rs *runState) finished() <-chan struct{} {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.done == nil {
-		rs.done = make(chan struct{})
-	}
-	return rs.done
-}
-
-func (rs *runState) finish() {
-	rs.finished()
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	select {
-	case <-rs.done:
-	default:
-		close(rs.done)
-	}
-}
-
-// signalGroups signals every process group the call started.
-func (rs *runState) signalGroups(kill bool) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for p := range rs.procs {
-		signalGroup(p, kill)
-	}
-	return len(rs.procs) > 0
-}
-
-// signalAll signals every process group the call started, and every
-// process of the call wherever it went.
-func (rs *runState) signalAll(kill bool) {
-	if rs.signalGroups(kill) {
-		sig := syscall.SIGTERM
-		if kill {
-			sig = syscall.SIGKILL
-		}
-		rs.group.Signal(sig)
-	}
-}
-
-// closeGroup kills what is left of the call's processes and reaps them.
-func (rs *runState) closeGroup() {
-	if left := rs.group.Close(); left > 0 {
-		rs.t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
-	}
+func (t *Tool) newRunState(ctx context.Context, cancel context.CancelCauseFunc) *runState {
+	return &runState{ctx: ctx, cancel: cancel, policy: t.policy, env: t.env, maxProcs: t.cfg.MaxProcs,
+		memLimit: t.cfg.MemoryLimit, execHook: t.execHook, goBase: runtime.NumGoroutine()}
 }
 
 // refuse records a refusal, shows it in the output and stops the run.
@@ -281,14 +186,23 @@ func (rs *runState) refuse(r *Refusal) error {
 	}
 	rs.mu.Unlock()
 	if first {
-		rs.out.notify("hearth: " + r.Error() + "\n")
+		rs.note("hearth: " + r.Error() + "\n")
 		rs.cancel(errRefused)
 	}
 	return r
 }
 
+// note shows s in the command's output, whatever the output cap.
+func (rs *runState) note(s string) {
+	if rs.out != nil {
+		rs.out.notify(s)
+		return
+	}
+	_, _ = io.WriteString(rs.notes, s)
+}
+
 func (rs *runState) check(args []string, dir string) error {
-	if err := rs.t.policy.Check(args, dir); err != nil {
+	if err := rs.policy.Check(args, dir); err != nil {
 		return rs.refuse(err.(*Refusal))
 	}
 	return nil
@@ -298,7 +212,7 @@ func (rs *runState) check(args []string, dir string) error {
 // (sh -c strings included) shares its handlers.
 func (rs *runState) runner(dir string, stdout, stderr io.Writer, opts ...interp.RunnerOption) (*interp.Runner, error) {
 	base := []interp.RunnerOption{
-		interp.Env(expand.ListEnviron(rs.t.env...)),
+		interp.Env(expand.ListEnviron(rs.env...)),
 		interp.Dir(dir),
 		interp.StdIO(nil, stdout, stderr),
 		interp.CallHandler(rs.callHandler),
@@ -315,13 +229,13 @@ func (rs *runState) callHandler(ctx context.Context, args []string) ([]string, e
 	if rs.calls.Add(1)%stackCheckEvery == 0 && stackTooDeep() {
 		return nil, rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: "shell functions are nested too deep (a recursion without end?)"})
 	}
-	if n := runtime.NumGoroutine() - rs.goBase; n > 20*rs.t.cfg.MaxProcs {
+	if n := runtime.NumGoroutine() - rs.goBase; n > 20*rs.maxProcs {
 		return nil, rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: "too many commands running at once (a fork bomb?)"})
 	}
 	if l, ok := hc.Stdout.(interface{ Len() int }); ok && int64(l.Len()) > DefaultSubstLimit {
 		return nil, rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: fmt.Sprintf("a $(…) captured more than %d bytes", DefaultSubstLimit)})
 	}
-	if rs.t.cfg.MemoryLimit > 0 && envSize(hc.Env) > rs.t.cfg.MemoryLimit {
+	if rs.memLimit > 0 && envSize(hc.Env) > rs.memLimit {
 		rs.cancel(errMemory)
 		return nil, errMemory
 	}
@@ -366,7 +280,7 @@ func (rs *runState) checkScriptFile(path, dir string, strict bool) *Refusal {
 	if err != nil {
 		return nil // not a script Hearth can read: it runs under the OS sandbox
 	}
-	s := &static{p: rs.t.policy, dir: dir, strict: strict}
+	s := &static{p: rs.policy, dir: dir, strict: strict}
 	return s.file(f)
 }
 
@@ -400,8 +314,8 @@ func (rs *runState) execHandler(ctx context.Context, args []string) error {
 			return rs.refuse(r)
 		}
 	}
-	if rs.t.execHook != nil {
-		return rs.t.execHook(args, hc.Dir)
+	if rs.execHook != nil {
+		return rs.execHook(args, hc.Dir)
 	}
 	return rs.start(ctx, hc, path, args)
 }
@@ -536,55 +450,45 @@ func execEnv(env expand.Environ) []string {
 	return out
 }
 
-// start runs one program, confined, in its own session.
+// start runs one program. In the shell host the program inherits the
+// host's confinement, its process group and its tag: Hearth stops them all
+// with the host.
 func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path string, args []string) error {
-	if n := rs.live.Add(1); int(n) > rs.t.cfg.MaxProcs {
+	if n := rs.live.Add(1); int(n) > rs.maxProcs {
 		rs.live.Add(-1)
-		return rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: fmt.Sprintf("more than %d programs running at once (a fork bomb?)", rs.t.cfg.MaxProcs)})
+		return rs.refuse(&Refusal{Rule: RuleLimit, Command: quoteArgv(args), Reason: fmt.Sprintf("more than %d programs running at once (a fork bomb?)", rs.maxProcs)})
 	}
 	defer rs.live.Add(-1)
-	cmd, err := rs.t.conf.CommandIn(rs.group, path, args, execEnv(hc.Env))
-	if err != nil {
-		return err
-	}
-	cmd.Dir = hc.Dir
-	if hc.Stdin != nil {
-		cmd.Stdin = hc.Stdin
-	}
-	cmd.Stdout = rs.writer(hc.Stdout)
-	cmd.Stderr = rs.writer(hc.Stderr)
-	cmd.SysProcAttr = procAttr()
-	// A program that exits while something it started still holds its
-	// output open: wait this long for the output, then move on (the
-	// leftovers are stopped when the call ends).
-	cmd.WaitDelay = time.Second
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err = cmd.Start()
-	for delay := time.Millisecond; isETXTBSY(err) && delay < 300*time.Millisecond; delay *= 2 {
-		time.Sleep(delay)
-		cmd, _ = rs.t.conf.CommandIn(rs.group, path, args, execEnv(hc.Env))
-		cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Dir, nil, rs.writer(hc.Stdout), rs.writer(hc.Stderr)
+	mk := func() *exec.Cmd {
+		cmd := &exec.Cmd{Path: path, Args: args, Env: execEnv(hc.Env), Dir: hc.Dir}
 		if hc.Stdin != nil {
 			cmd.Stdin = hc.Stdin
 		}
-		cmd.SysProcAttr, cmd.WaitDelay = procAttr(), time.Second
-		err = cmd.Start()
+		cmd.Stdout = rs.writer(hc.Stdout)
+		cmd.Stderr = rs.writer(hc.Stderr)
+		// A program that exits while something it started still holds
+		// its output open: wait this long for the output, then move on
+		// (the leftovers are stopped when the call ends).
+		cmd.WaitDelay = time.Second
+		return cmd
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cmd := mk()
+	err := rs.spawn(cmd.Start)
+	for delay := time.Millisecond; isETXTBSY(err) && delay < 300*time.Millisecond; delay *= 2 {
+		time.Sleep(delay)
+		cmd = mk()
+		err = rs.spawn(cmd.Start)
 	}
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
 		return interp.ExitStatus(126)
 	}
-	rs.group.Started(cmd.Process.Pid)
-	rs.mu.Lock()
-	rs.procs[cmd.Process] = struct{}{}
-	rs.mu.Unlock()
-	if ctx.Err() != nil {
-		signalGroup(cmd.Process, false)
-	}
+	stop := context.AfterFunc(ctx, func() { _ = rs.spawn(func() error { return cmd.Process.Signal(syscall.SIGTERM) }) })
 	err = cmd.Wait()
-	rs.group.Waited(cmd.Process.Pid)
+	stop()
 	var ee *exec.ExitError
 	switch {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
@@ -598,6 +502,16 @@ func (rs *runState) start(ctx context.Context, hc interp.HandlerContext, path st
 		}
 		return interp.ExitStatus(ee.ExitCode())
 	}
+	return err
+}
+
+// spawn runs f where programs are started and signalled (onSpawner).
+func (rs *runState) spawn(f func() error) error {
+	if rs.onSpawner == nil {
+		return f()
+	}
+	var err error
+	rs.onSpawner(func() { err = f() })
 	return err
 }
 
@@ -670,7 +584,7 @@ func (rs *runState) openHandler(ctx context.Context, path string, flag int, perm
 }
 
 func (rs *runState) openWrite(path, dir string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-	if err := rs.t.policy.CheckWrite(path, dir); err != nil {
+	if err := rs.policy.CheckWrite(path, dir); err != nil {
 		return nil, rs.refuse(err.(*Refusal))
 	}
 	abs := path
@@ -687,7 +601,7 @@ func (rs *runState) openWrite(path, dir string, flag int, perm os.FileMode) (io.
 	if fi, err := os.Lstat(real); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("only regular files can be redirected to")}
 	}
-	for _, root := range append([]string{rs.t.policy.Workspace}, rs.t.policy.Writable...) {
+	for _, root := range append([]string{rs.policy.Workspace}, rs.policy.Writable...) {
 		if sandbox.Within(real, root) {
 			rel, err := filepath.Rel(root, real)
 			if err != nil {

@@ -86,8 +86,13 @@ type Config struct {
 	// KillGrace is how long processes get between SIGTERM and SIGKILL
 	// when a call is cancelled or times out (DefaultKillGrace).
 	KillGrace time.Duration
-	// DenyNetwork cuts commands off the network (Landlock ABI 4+).
+	// DenyNetwork cuts commands off the network: a network namespace of
+	// their own where the system allows it (no network at all), and
+	// Landlock's TCP rules (ABI 4+).
 	DenyNetwork bool
+	// Secrets lists paths commands may not read (sandbox.SecretLocations:
+	// the user's keys and credentials, Hearth's own config and data).
+	Secrets []string
 	// Writable lists more directories commands may write (absolute): a
 	// profile's build caches, say. Keep it short: each is a way out.
 	Writable []string
@@ -130,6 +135,11 @@ type Tool struct {
 	tmp    string
 
 	closeOnce sync.Once
+
+	// hostOnce records, from the first command, what the shell host
+	// could apply (namespaces, Landlock).
+	hostOnce   sync.Once
+	hostStatus sandbox.SelfReport
 
 	// execHook, when set (tests), runs each program instead of starting
 	// it: the dry run that lets hostile tests prove a refusal happens
@@ -225,6 +235,8 @@ func New(cfg Config) (*Tool, error) {
 		DenyNetwork: cfg.DenyNetwork,
 		MaxFileSize: maxFile,
 		MaxProcs:    cfg.MaxProcs * 4,
+		ReadOnly:    protectedDirs(cfg.Workspace.Root()),
+		Hidden:      cfg.Secrets,
 	}
 	t.status = t.conf.Status()
 	// Processes a command starts and that detach themselves (setsid, a
@@ -237,6 +249,28 @@ func New(cfg Config) (*Tool, error) {
 	t.env = childEnv(env, tmp, t.status.Active, t.policy.Writable)
 	cfg.Logger.Info("run_shell_command", "sandbox", t.status.Note, "secrets_removed", len(removed))
 	return t, nil
+}
+
+// protectedDirs are the paths of the workspace root that commands may read
+// but not change: .git (a directory, or a file naming the repository
+// elsewhere, together with what it names when that is inside the
+// workspace) and .hearth.
+func protectedDirs(root string) []string {
+	dirs := []string{filepath.Join(root, ".git"), filepath.Join(root, ".hearth")}
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil || len(b) > 4096 {
+		return dirs
+	}
+	if gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+		gitdir = strings.TrimSpace(gitdir)
+		if !filepath.IsAbs(gitdir) {
+			gitdir = filepath.Join(root, gitdir)
+		}
+		if real, err := sandbox.RealPath("/", gitdir, true); err == nil && sandbox.Within(real, root) {
+			dirs = append(dirs, real)
+		}
+	}
+	return dirs
 }
 
 // childEnv sets what commands need to run well without a person at a

@@ -1,0 +1,314 @@
+//go:build linux
+
+package shell
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// These tests attack the shell host itself: each command is one a hostile
+// model could send, aimed past the policy (programs the policy cannot see
+// into: awk, python, a compiled helper), so that only the kernel stands in
+// the way. Each checks the effect, not the message.
+
+// needNamespaces skips when this machine gives the shell host no mount
+// namespace (the host then reports it; docs/shell.md says what is lost).
+func needNamespaces(t *testing.T, f *fixture) {
+	t.Helper()
+	f.run(t, "true")
+	if !f.tool.hostStatus.Namespaced {
+		t.Skipf("no mount namespace for the shell host here: %v", f.tool.hostStatus.Problems)
+	}
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGitAndHearthReadOnlyToCommands(t *testing.T) {
+	f := newFixture(t, false)
+	cfg := "[core]\n\trepositoryformatversion = 0\n"
+	writeFile(t, filepath.Join(f.ws, ".git", "config"), cfg)
+	writeFile(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(f.ws, ".hearth", "config.toml"), "# project\n")
+	needNamespaces(t, f)
+	attacks := []string{
+		// Programs the policy does not see into.
+		`awk 'BEGIN { print "[core]\n\tfsmonitor = touch /tmp/pwned" >> ".git/config" }'`,
+		`awk 'BEGIN { print "#!/bin/sh" > ".git/hooks/pre-commit" }'`,
+		`awk 'BEGIN { print "/tmp/elsewhere" > ".git/commondir" }'`,
+		`awk 'BEGIN { print "approval_mode = \"yolo\"" >> ".hearth/config.toml" }'`,
+		`sh -c 'cd .git && awk "BEGIN { print 1 > \"config\" }"'`,
+		// The file moved away and replaced.
+		`mv .git .git-old`,
+		`rm -rf .git/hooks`,
+	}
+	for _, a := range attacks {
+		o := f.run(t, a)
+		_ = o
+	}
+	if got := readFile(t, filepath.Join(f.ws, ".git", "config")); got != cfg {
+		t.Errorf(".git/config changed: %q", got)
+	}
+	for _, p := range []string{".git/hooks/pre-commit", ".git/commondir", ".git-old"} {
+		if _, err := os.Lstat(filepath.Join(f.ws, p)); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	if got := readFile(t, filepath.Join(f.ws, ".hearth", "config.toml")); got != "# project\n" {
+		t.Errorf(".hearth/config.toml changed: %q", got)
+	}
+	// The policy says why, where it can see the path.
+	o := f.run(t, "echo x >> .git/config")
+	if o.refusal == nil || o.refusal.Rule != RuleProtected {
+		t.Errorf("echo >> .git/config: refusal %v, want rule %s", o.refusal, RuleProtected)
+	}
+	o = f.run(t, "echo 'gitdir: /tmp/x' > sub/.git")
+	if o.refusal == nil || o.refusal.Rule != RuleProtected {
+		t.Errorf("a .git file: refusal %v, want rule %s", o.refusal, RuleProtected)
+	}
+	// The rest of the workspace stays writable, and .git readable.
+	o = f.run(t, "awk 'BEGIN { print \"ok\" > \"new.txt\" }' && cat .git/HEAD")
+	if o.exit != 0 || !strings.Contains(o.output, "refs/heads/main") {
+		t.Errorf("writing the workspace or reading .git failed: %+v", o)
+	}
+	if readFile(t, filepath.Join(f.ws, "new.txt")) != "ok\n" {
+		t.Error("new.txt not written")
+	}
+}
+
+func TestGitRunByTheUserDoesNotRunPlantedConfig(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, false)
+	if out, err := exec.Command(git, "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	needNamespaces(t, f)
+	marker := filepath.Join(f.out, "fsmonitor-ran")
+	for _, a := range []string{
+		"git config core.fsmonitor 'touch " + marker + "'",
+		"git config --local alias.st '!touch " + marker + "'",
+		"awk 'BEGIN { print \"[core]\\n\\tfsmonitor = touch " + marker + "\" >> \".git/config\" }'",
+	} {
+		f.run(t, a)
+	}
+	cmd := exec.Command(git, "status")
+	cmd.Dir = f.ws
+	cmd.Env = append(os.Environ(), "HOME="+f.home)
+	_, _ = cmd.CombinedOutput()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the user's git status ran a planted core.fsmonitor")
+	}
+}
+
+func TestSecretLocationsHidden(t *testing.T) {
+	const canary = "CANARY-KEY-5f2e"
+	dir, err := os.MkdirTemp("", "hearth-secrets-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir, _ = filepath.EvalSymlinks(dir)
+	ssh := filepath.Join(dir, "ssh")
+	netrc := filepath.Join(dir, "netrc")
+	writeFile(t, filepath.Join(ssh, "id_ed25519"), canary+"\n")
+	writeFile(t, netrc, "machine x password "+canary+"\n")
+	f := newFixture(t, false, func(c *Config) { c.Secrets = []string{ssh, netrc} })
+	needNamespaces(t, f)
+	o := f.run(t, fmt.Sprintf(`cat %[1]s/id_ed25519; awk '{print}' %[1]s/id_ed25519; cat %[2]s; ls -la %[1]s; ln -s %[1]s/id_ed25519 l; cat l; cp -r %[1]s copy; cat copy/*`, ssh, netrc))
+	if strings.Contains(o.output, canary) {
+		t.Fatalf("a secret reached the output:\n%s", o.output)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "copy", "id_ed25519")); err == nil {
+		t.Error("the secret directory was copied")
+	}
+	// Hidden, not destroyed.
+	if readFile(t, filepath.Join(ssh, "id_ed25519")) != canary+"\n" {
+		t.Error("the secret changed")
+	}
+}
+
+func TestNetworkDenied(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	// UDP too: Landlock cannot deny it before ABI 10; the host's network
+	// namespace does.
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	var datagrams atomic.Int32
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			datagrams.Add(1)
+		}
+	}()
+	uport := udp.LocalAddr().(*net.UDPAddr).Port
+	script := fmt.Sprintf(`%s -c 'import socket; s=socket.create_connection(("127.0.0.1", %d), 2); s.send(b"x")'; `+
+		`%s -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", %d))'`, py, port, py, uport)
+
+	f := newFixture(t, false, func(c *Config) { c.DenyNetwork = true })
+	f.run(t, script)
+	time.Sleep(100 * time.Millisecond) // an accept in flight is counted
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("with the network denied, %d connections reached the listener", n)
+	}
+	if n := datagrams.Load(); n != 0 {
+		t.Fatalf("with the network denied, %d UDP datagrams reached the listener", n)
+	}
+	// The control: allowed, the same command connects (the test would
+	// pass for the wrong reason otherwise).
+	f = newFixture(t, false)
+	f.run(t, script)
+	deadline := time.Now().Add(5 * time.Second)
+	for (accepted.Load() == 0 || datagrams.Load() == 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if accepted.Load() == 0 || datagrams.Load() == 0 {
+		t.Fatal("with the network allowed, the command could not connect: the test proves nothing")
+	}
+}
+
+func TestNoDeviceNodes(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("making device nodes needs root")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	f := newFixture(t, false)
+	f.run(t, "mknod blk b 7 0; mknod chr c 1 1; "+py+` -c 'import os; os.mknod("blk2", 0o600 | 0o060000, os.makedev(7, 0))'`)
+	for _, n := range []string{"blk", "chr", "blk2"} {
+		if fi, err := os.Lstat(filepath.Join(f.ws, n)); err == nil {
+			t.Errorf("%s was made: %v", n, fi.Mode())
+		}
+	}
+}
+
+func TestHearthProcessUnreadable(t *testing.T) {
+	f := newFixture(t, false)
+	// $PPID is the shell host's parent: this test process, standing in
+	// for Hearth. Its environment, memory and open files are off limits.
+	o := f.run(t, `cat /proc/$PPID/environ > env.out; echo "env=$?"; cat /proc/$PPID/cmdline > /dev/null; ls /proc/$PPID/fd > fd.out; echo "fd=$?"; head -c 16 /proc/$PPID/mem > mem.out; echo "mem=$?"`)
+	for _, want := range []string{"env=1", "fd=", "mem=1"} {
+		if !strings.Contains(o.output, want) {
+			t.Errorf("output lacks %q:\n%s", want, o.output)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "env.out")); len(b) > 0 {
+		t.Errorf("read Hearth's environment: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, "mem.out")); len(b) > 0 {
+		t.Errorf("read Hearth's memory: %q", b)
+	}
+}
+
+func TestCapabilitiesDropped(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("only root has capabilities to drop")
+	}
+	f := newFixture(t, false)
+	o := f.run(t, "grep -E '^Cap(Eff|Bnd|Amb)' /proc/self/status")
+	var want uint64
+	for _, c := range []uint{unix.CAP_CHOWN, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_FSETID,
+		unix.CAP_KILL, unix.CAP_SETGID, unix.CAP_SETUID, unix.CAP_NET_BIND_SERVICE, unix.CAP_AUDIT_WRITE} {
+		want |= 1 << c
+	}
+	for _, line := range strings.Split(strings.TrimSpace(o.output), "\n") {
+		name, hex, ok := strings.Cut(line, ":")
+		if !ok {
+			t.Fatalf("unexpected output: %q", o.output)
+		}
+		var got uint64
+		fmt.Sscanf(strings.TrimSpace(hex), "%x", &got)
+		if got&^want != 0 {
+			t.Errorf("%s = %x: holds capabilities beyond %x (%x)", name, got, want, got&^want)
+		}
+	}
+}
+
+func TestInterpreterFilesConfined(t *testing.T) {
+	f := newFixture(t, false)
+	before := f.snapshot(t)
+	// The interpreter's own files (here-documents, process
+	// substitutions) made with TMPDIR pointing outside, and through a
+	// workspace symlink to outside: whatever the interpreter opens, it
+	// opens inside the sandbox.
+	for _, a := range []string{
+		"export TMPDIR=" + f.out + "; cat <<EOF\nhello\nEOF\ncat <(echo hi)",
+		"ln -s " + f.out + " t; export TMPDIR=$PWD/t; cat <<EOF\nhello\nEOF\n",
+		"ln -s " + filepath.Join(f.out, "victim") + " v; awk 'BEGIN { print \"pwned\" > \"v\" }'",
+		"bash -c 'TMPDIR=" + f.out + " ; cat <<EOF\nx\nEOF'",
+	} {
+		f.run(t, a)
+	}
+	if after := f.snapshot(t); after != before {
+		t.Fatalf("something outside the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestHearthSurvivesARunawayHost(t *testing.T) {
+	f := newFixture(t, false, func(c *Config) { c.MemoryLimit = 1 << 20 })
+	o := f.tool.run(context.Background(), "x=a; while :; do x=$x$x; done", f.ws, nil)
+	if o.stopped != errMemory {
+		t.Fatalf("stopped = %v, want the memory limit", o.stopped)
+	}
+	// The next call works: nothing of the last one is left in Hearth.
+	if o := f.run(t, "echo still here"); !strings.Contains(o.output, "still here") {
+		t.Fatalf("the next call failed: %+v", o)
+	}
+}

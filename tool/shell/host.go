@@ -1,0 +1,336 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"mvdan.cc/sh/v3/interp"
+
+	"github.com/hearth-agent/hearth/sandbox"
+)
+
+// The shell host: the whole command inside the sandbox.
+//
+// Hearth does not interpret a command line itself. It starts a copy of its
+// own binary (sandbox.SelfCommand) marked as the shell host; the copy
+// confines itself (sandbox.ConfineSelf: namespaces, read-only .git and
+// .hearth, hidden secrets, Landlock, limits, capabilities dropped), reads
+// the job from file descriptor 3, and only then interprets the command
+// line with the same handlers as before: the policy checks each command
+// after expansion, redirections are opened, here-documents and temporary
+// files made, programs started — all by the confined copy. Its output
+// goes to the pipe Hearth reads (standard output and error); refusals and
+// the exit status come back as one JSON report on file descriptor 4.
+// Hearth's own process never opens a path on a command's behalf, and a
+// command that exhausts the host's memory or threads ends the host, not
+// Hearth.
+
+// hostArg0 marks the shell host (argv[0]).
+const hostArg0 = "hearth-shell-host"
+
+// hostJob is what Hearth sends the host.
+type hostJob struct {
+	Script      string   `json:"script"`
+	Dir         string   `json:"dir"`
+	Env         []string `json:"env"`
+	Policy      Policy   `json:"policy"`
+	MaxProcs    int      `json:"max_procs"`
+	MemoryLimit int64    `json:"memory_limit"`
+}
+
+// hostReport is what the host sends back when the command line is done.
+type hostReport struct {
+	Exit    int                `json:"exit"`
+	Refusal *Refusal           `json:"refusal,omitempty"`
+	Error   string             `json:"error,omitempty"`
+	Memory  bool               `json:"memory,omitempty"`
+	Sandbox sandbox.SelfReport `json:"sandbox"`
+}
+
+func init() { maybeRunHost() }
+
+// maybeRunHost turns this process into the shell host when Hearth started
+// it as one, and never returns then.
+func maybeRunHost() {
+	if len(os.Args) == 0 || os.Args[0] != hostArg0 {
+		return
+	}
+	os.Exit(hostMain())
+}
+
+// hostMain is the shell host: confine, read the job, interpret, report.
+func hostMain() int {
+	// The spawner thread exists before confinement, so that it is
+	// confined with the others (psx applies Landlock to every thread).
+	spawner := newSpawner()
+	rep, err := sandbox.ConfineSelf()
+	if err != nil {
+		// Fail closed: nothing runs unconfined.
+		fmt.Fprintf(os.Stderr, "hearth: the sandbox could not be applied, so the command did not run: %v\n", err)
+		return 126
+	}
+	jobFile, reportFile := os.NewFile(3, "job"), os.NewFile(4, "report")
+	if jobFile == nil || reportFile == nil {
+		fmt.Fprintln(os.Stderr, "hearth: the shell host was started without its pipes")
+		return 126
+	}
+	var job hostJob
+	if err := json.NewDecoder(io.LimitReader(jobFile, 64<<20)).Decode(&job); err != nil {
+		fmt.Fprintf(os.Stderr, "hearth: reading the command: %v\n", err)
+		return 126
+	}
+	jobFile.Close()
+	out := hostReport{Sandbox: rep}
+	out.Exit, out.Refusal, out.Memory, err = interpret(job, spawner)
+	if err != nil {
+		out.Error = err.Error()
+	}
+	raw, _ := json.Marshal(out)
+	_, _ = reportFile.Write(raw)
+	reportFile.Close()
+	return 0
+}
+
+// interpret runs the job's command line in this (confined) process.
+func interpret(job hostJob, onSpawner func(func())) (exit int, refusal *Refusal, memory bool, err error) {
+	f, err := parse(job.Script)
+	if err != nil {
+		return 2, nil, false, fmt.Errorf("cannot parse the command: %v", err)
+	}
+	// Hearth stops the host's whole process group with SIGTERM, then
+	// SIGKILL: stop interpreting at once, so that the programs' own
+	// SIGTERM is all that is left to wait for.
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stopSignals()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pol := job.Policy
+	rs := &runState{ctx: ctx, cancel: cancel, notes: os.Stderr, policy: &pol, env: job.Env,
+		maxProcs: job.MaxProcs, memLimit: job.MemoryLimit, goBase: runtime.NumGoroutine(), onSpawner: onSpawner}
+	// The variables' size is checked at every command (callHandler);
+	// this brake catches what grows between commands (for ((;;)); do
+	// x=$x$x; done).
+	endWatch := watchMemory(8*job.MemoryLimit, func() { cancel(errMemory) })
+	defer endWatch()
+	r, err := rs.runner(job.Dir, os.Stdout, os.Stderr)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	runErr := r.Run(ctx, f)
+	rs.mu.Lock()
+	refusal = rs.refusal
+	rs.mu.Unlock()
+	if refusal != nil {
+		return 0, refusal, false, nil
+	}
+	if errors.Is(context.Cause(ctx), errMemory) {
+		return 0, nil, true, nil
+	}
+	if code, ok := interp.IsExitStatus(runErr); ok {
+		return int(code), nil, false, nil
+	}
+	if runErr != nil && ctx.Err() == nil {
+		return 0, nil, false, runErr
+	}
+	return 0, nil, false, nil
+}
+
+// newSpawner starts the goroutine, locked to its OS thread for good, that
+// starts and signals every program of the host (runState.onSpawner), and
+// returns how to run a function on it.
+func newSpawner() func(func()) {
+	work := make(chan func())
+	ready := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is the spawner's
+		close(ready)
+		for f := range work {
+			f()
+		}
+	}()
+	<-ready
+	return func(f func()) {
+		done := make(chan struct{})
+		work <- func() { f(); close(done) }
+		<-done
+	}
+}
+
+// runHost runs the command line in the shell host and waits for it, its
+// timeout or its cancellation; everything the command started is stopped
+// when it returns.
+func (t *Tool) runHost(parent context.Context, src, dir string, progress func(string), o outcome) outcome {
+	start := time.Now()
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, t.cfg.Timeout, errTimeout)
+	defer cancelTimeout()
+
+	out := newOutput(t.cfg.OutputCap, t.cfg.OutputLimit, progress, func() { cancel(errOutputLimit) })
+	group := sandbox.NewGroup()
+	defer func() {
+		if left := group.Close(); left > 0 {
+			t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
+		}
+	}()
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		o.err = fmt.Errorf("starting the command: %v", err)
+		return o
+	}
+	jobR, jobW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		o.err = fmt.Errorf("starting the command: %v", err)
+		return o
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		jobR.Close()
+		jobW.Close()
+		o.err = fmt.Errorf("starting the command: %v", err)
+		return o
+	}
+	cmd, err := t.conf.SelfCommand(group, []string{hostArg0}, hostEnv(t.env))
+	if err != nil {
+		o.err = err
+		return o
+	}
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = outW, outW
+	cmd.ExtraFiles = []*os.File{jobR, repW}
+	err = t.conf.StartSelf(cmd)
+	outW.Close()
+	jobR.Close()
+	repW.Close()
+	if err != nil {
+		outR.Close()
+		jobW.Close()
+		repR.Close()
+		o.err = fmt.Errorf("starting the command: %v", err)
+		return o
+	}
+	group.Started(cmd.Process.Pid)
+
+	// The job goes in; the output and the report come out.
+	pol := *t.policy
+	raw, _ := json.Marshal(hostJob{Script: src, Dir: dir, Env: t.env, Policy: pol, MaxProcs: t.cfg.MaxProcs, MemoryLimit: t.cfg.MemoryLimit})
+	go func() {
+		_, _ = jobW.Write(raw)
+		jobW.Close()
+	}()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, outR)
+	}()
+	reported := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(repR, 1<<20))
+		reported <- b
+	}()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	pgid := cmd.Process.Pid
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		// SIGTERM to the host's process group and to every process of
+		// the call wherever it went; SIGKILL after the grace period.
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		group.Signal(syscall.SIGTERM)
+		select {
+		case waitErr = <-waited:
+		case <-time.After(t.cfg.KillGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			group.Signal(syscall.SIGKILL)
+			waitErr = <-waited
+		}
+	}
+	// Whatever is left (background jobs, daemons a script started, a
+	// process that called setsid) dies with the call, before its output
+	// is waited for: a leftover could hold the pipe open for ever.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if left := group.Close(); left > 0 {
+		t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
+	}
+	select {
+	case <-copied:
+	case <-time.After(time.Second):
+		outR.Close() // something outside the group holds it: stop reading
+		<-copied
+	}
+	outR.Close()
+	var rep hostReport
+	repRaw := <-reported
+	repR.Close()
+	hasReport := len(repRaw) > 0 && json.Unmarshal(repRaw, &rep) == nil
+
+	o.output, o.total, o.dropped = out.close()
+	o.duration = time.Since(start)
+	if hasReport {
+		t.noteSandbox(rep.Sandbox)
+	}
+	switch {
+	case hasReport && rep.Refusal != nil:
+		o.refusal = rep.Refusal
+		return o
+	case ctx.Err() != nil:
+		o.stopped = context.Cause(ctx)
+		if parent.Err() != nil {
+			o.stopped = context.Cause(parent)
+		}
+		return o
+	case hasReport && rep.Memory:
+		o.stopped = errMemory
+		return o
+	case hasReport && rep.Error != "":
+		o.err = fmt.Errorf("%s\n%s", o.output, rep.Error)
+		return o
+	case hasReport:
+		o.exit = rep.Exit
+		return o
+	}
+	// No report: the host died (out of memory or threads, killed).
+	o.err = fmt.Errorf("%s\n[the shell stopped before the command finished (%v): a fork bomb or a runaway command?]", strings.TrimRight(o.output, "\n"), waitErr)
+	return o
+}
+
+// hostEnv is the environment the host starts with: only what the Go
+// runtime and the sandbox need; the command's own environment travels in
+// the job.
+func hostEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// noteSandbox records what the host could apply, once, for Status and
+// the log.
+func (t *Tool) noteSandbox(rep sandbox.SelfReport) {
+	t.hostOnce.Do(func() {
+		t.hostStatus = rep
+		if len(rep.Problems) > 0 {
+			t.cfg.Logger.Warn("run_shell_command: sandbox", "problems", strings.Join(rep.Problems, "; "))
+		}
+	})
+}
