@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/server"
 )
 
@@ -170,9 +171,15 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 
 // apiToken returns the API token and says where it comes from:
 // HEARTH_API_TOKEN, else the token file in the config directory (made on
-// the first start).
+// the first start). HEARTH_API_TOKEN leaves the process environment once
+// read (envscrub.Take): the programs Hearth starts must not inherit it, nor
+// other processes read it in /proc/<pid>/environ.
 func (a *app) apiToken(paths config.Paths) (token, where string, err error) {
-	if t := strings.TrimSpace(a.getenv("HEARTH_API_TOKEN")); t != "" {
+	t := strings.TrimSpace(envscrub.Wrap(a.getenv)("HEARTH_API_TOKEN"))
+	if err := envscrub.Take("HEARTH_API_TOKEN"); err != nil {
+		a.logger().Debug("HEARTH_API_TOKEN is unset, but its value stays in /proc/<pid>/environ", "error", err)
+	}
+	if t != "" {
 		if len(t) < 16 {
 			return "", "", usageError{errors.New("HEARTH_API_TOKEN is shorter than 16 characters: use a longer, random one (or unset it to use a generated token)")}
 		}
