@@ -257,11 +257,11 @@ func (m *Model) sessionsLoaded(msg sessionsMsg) tea.Cmd {
 		if s.ID == m.sessionID {
 			mark = th.accentText.Render("● ")
 		}
-		title := s.Title
+		title := clean(s.Title)
 		if title == "" {
 			title = "(untitled)"
 		}
-		body = append(body, mark+th.key.Render(s.ID)+"  "+title+th.muted.Render(fmt.Sprintf("  %d messages · %s", s.MessageCount, ago(m.now(), s.UpdatedAt))))
+		body = append(body, mark+th.key.Render(clean(s.ID))+"  "+title+th.muted.Render(fmt.Sprintf("  %d messages · %s", s.MessageCount, ago(m.now(), s.UpdatedAt))))
 	}
 	if len(body) == 0 {
 		body = []string{th.muted.Render("(no sessions yet)")}
@@ -319,8 +319,8 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 			}
 			if strings.TrimSpace(sm.Content) != "" {
 				a := &answerItem{}
-				a.md.Append(sm.Content)
-				a.md.Finish()
+				a.add(sm.Content)
+				a.finish()
 				m.tr.add(a)
 				m.lastAnswer = sm.Content
 			}
@@ -371,7 +371,7 @@ func (m *Model) listTools() {
 		if m.mode == agent.ModeYolo {
 			asks = "runs freely"
 		}
-		desc := t.Spec().Description
+		desc := clean(t.Spec().Description) // an MCP server's words
 		if i := strings.IndexAny(desc, ".\n"); i > 0 {
 			desc = desc[:i]
 		}
@@ -389,14 +389,14 @@ func (m *Model) listMCP() {
 	// The manager's state is in memory: no I/O here.
 	var body []string
 	for _, st := range m.app.MCP.Status() {
-		line := m.th.key.Render(st.Name) + "  " + string(st.State)
+		line := m.th.key.Render(clean(st.Name)) + "  " + string(st.State)
 		switch {
 		case st.Error != "":
-			line += "  " + m.th.muted.Render(st.Error)
+			line += "  " + m.th.muted.Render(clean(st.Error))
 		case len(st.Tools) > 0:
-			line += "  " + m.th.muted.Render(fmt.Sprintf("%d tools: %s", len(st.Tools), strings.Join(st.Tools, ", ")))
+			line += "  " + m.th.muted.Render(clean(fmt.Sprintf("%d tools: %s", len(st.Tools), strings.Join(st.Tools, ", "))))
 		default:
-			line += "  " + m.th.muted.Render(st.Target)
+			line += "  " + m.th.muted.Render(clean(st.Target))
 		}
 		body = append(body, line)
 	}
@@ -416,8 +416,8 @@ func (m *Model) showStats() {
 		ctx = fmt.Sprintf("%d of %d tokens (%d%%)", m.ctxUsed, m.ctxLen, m.ctxUsed*100/m.ctxLen)
 	}
 	body := []string{
-		row("session", id+" "+m.sessionTitle),
-		row("model", m.model),
+		row("session", id+" "+clean(m.sessionTitle)),
+		row("model", clean(m.model)),
 		row("turns", fmt.Sprint(s.turns)),
 		row("tokens", fmt.Sprintf("%d in · %d out", s.inputTokens, s.outputs)),
 		row("context", ctx),
@@ -431,7 +431,10 @@ func (m *Model) showStats() {
 // copyAnswer puts the last answer on the clipboard: through the terminal
 // (OSC 52) and, where one is installed, the system's clipboard tool.
 func (m *Model) copyAnswer() tea.Cmd {
-	text := m.lastAnswer
+	// What is copied is what was shown: raw, an answer could carry
+	// sequences that act when pasted into a terminal (ESC [ 201 ~ ends a
+	// bracketed paste, and what follows runs as typed).
+	text := clean(m.lastAnswer)
 	if text == "" {
 		m.notice(noticeInfo, "Nothing to copy yet: no answer in this session.", nil)
 		return nil

@@ -8,7 +8,20 @@ import (
 	"time"
 
 	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/hearth-agent/hearth/internal/termtext"
 )
+
+// What the model, its tools, MCP and model servers wrote (an answer,
+// reasoning, a call's arguments, output, errors, a session title, a file
+// name) reaches the screen without its control sequences: a model steered by
+// prompt injection could otherwise write to the clipboard, retitle the
+// window, clear the screen or overwrite what the user reads (see package
+// termtext). Items strip the text they hold when they render it, so that
+// every way in (a live turn, a resumed session) is covered; the answer is
+// stripped as it streams, before the Markdown renderer sees it. Hearth's own
+// styling is applied afterwards and stays.
+func clean(s string) string { return termtext.String(s) }
 
 // spinnerFrames animate live items.
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -143,7 +156,7 @@ func (it *textItem) render(c *renderCtx) []string {
 		icon, st = "· ", th.muted
 	}
 	if it.title != "" {
-		for i, l := range wrapPlain(it.title, c.width-2) {
+		for i, l := range wrapPlain(clean(it.title), c.width-2) {
 			p := "  "
 			if i == 0 {
 				p = icon
@@ -159,7 +172,7 @@ func (it *textItem) render(c *renderCtx) []string {
 		}
 	}
 	if it.plain != "" {
-		for _, l := range wrapPlain(it.plain, c.width-2) {
+		for _, l := range wrapPlain(clean(it.plain), c.width-2) {
 			out = append(out, "  "+th.muted.Render(l))
 		}
 	}
@@ -183,7 +196,7 @@ func (it *userItem) render(c *renderCtx) []string {
 		mark = "! "
 	}
 	var out []string
-	for i, l := range wrapPlain(strings.TrimRight(it.text, "\n"), c.width-2) {
+	for i, l := range wrapPlain(strings.TrimRight(clean(it.text), "\n"), c.width-2) {
 		p := "  "
 		if i == 0 {
 			p = c.th.userBar.Render(mark)
@@ -210,7 +223,7 @@ func (it *thinkingItem) render(c *renderCtx) []string {
 		end = c.now
 	}
 	secs := fmtDuration(end.Sub(it.start))
-	text := strings.TrimSpace(it.text.String())
+	text := strings.TrimSpace(clean(it.text.String()))
 	var head string
 	switch {
 	case !it.done:
@@ -240,12 +253,26 @@ func (it *thinkingItem) render(c *renderCtx) []string {
 // answerItem is streamed answer text, rendered as Markdown.
 type answerItem struct {
 	md mdStream
+	// san strips the answer as it streams: a sequence cut between two
+	// deltas is still removed whole.
+	san termtext.Stripper
 	// done holds the indented lines of the completed blocks, for key.
 	key  int
 	done []string
 }
 
 func (it *answerItem) live() bool { return false }
+
+// add appends a piece of the answer.
+func (it *answerItem) add(text string) { it.md.Append(it.san.String(text)) }
+
+// finish ends the answer.
+func (it *answerItem) finish() {
+	if rest := it.san.Flush(nil); len(rest) > 0 {
+		it.md.Append(string(rest))
+	}
+	it.md.Finish()
+}
 
 func (it *answerItem) render(c *renderCtx) []string {
 	done, tail := it.md.Lines(c.md)
@@ -325,11 +352,11 @@ func (it *toolItem) render(c *renderCtx) []string {
 	case toolFailed:
 		icon, label, border = th.failText.Render("✗"), th.muted.Render(fmtDuration(it.end.Sub(it.start))), th.fail
 	}
-	name := it.name
+	name := clean(it.name)
 	if it.user {
 		name = "you ran"
 	}
-	summary := argSummary(it.name, it.args)
+	summary := clean(argSummary(it.name, it.args))
 	head := icon + " " + th.bold.Render(name)
 	right := " " + label
 	avail := inner - xansi.StringWidth(head) - xansi.StringWidth(right) - 1
@@ -360,7 +387,7 @@ func (it *toolItem) render(c *renderCtx) []string {
 		if it.display != "" {
 			body = append(body, diffLines(c, it.display, inner)...)
 		}
-		msg := it.errText
+		msg := clean(it.errText)
 		lines := wrapPlain(msg, inner)
 		if len(lines) > 6 && !c.expandTools {
 			lines = append(lines[:6], "… (ctrl+o to show all)")
@@ -387,16 +414,17 @@ func resultPreview(c *renderCtx, it *toolItem, width int) []string {
 	if it.display != "" {
 		return diffLines(c, it.display, width)
 	}
-	out := strings.TrimRight(it.result, "\n")
+	out := strings.TrimRight(clean(it.result), "\n")
+	var lines []string
 	if it.name == "run_shell_command" {
-		if s := it.output.String(); strings.TrimSpace(s) != "" {
-			out = strings.TrimRight(s, "\n")
+		lines = it.output.lines()
+	}
+	if len(lines) == 0 {
+		if strings.TrimSpace(out) == "" {
+			return nil
 		}
+		lines = strings.Split(out, "\n")
 	}
-	if strings.TrimSpace(out) == "" {
-		return nil
-	}
-	lines := strings.Split(out, "\n")
 	limit := 4
 	if it.name == "run_shell_command" {
 		limit = 8
@@ -426,7 +454,7 @@ func resultPreview(c *renderCtx, it *toolItem, width int) []string {
 // diffLines colours a unified diff.
 func diffLines(c *renderCtx, diff string, width int) []string {
 	th := c.th
-	lines := strings.Split(strings.TrimRight(diff, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(clean(diff), "\n"), "\n")
 	const limit = 24
 	more := 0
 	if len(lines) > limit && !c.expandTools {
@@ -500,6 +528,7 @@ func argPreview(c *renderCtx, name string, raw json.RawMessage, width int) []str
 	}
 	old, _ := m["old_string"].(string)
 	nw, hasNew := m["new_string"].(string)
+	old, nw = clean(old), clean(nw)
 	if hasNew {
 		var b strings.Builder
 		for _, l := range strings.Split(strings.TrimRight(old, "\n"), "\n") {
@@ -513,7 +542,7 @@ func argPreview(c *renderCtx, name string, raw json.RawMessage, width int) []str
 		return diffLines(c, b.String(), width)
 	}
 	if content, ok := m["content"].(string); ok {
-		lines := strings.Split(strings.TrimRight(content, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(clean(content), "\n"), "\n")
 		var b strings.Builder
 		for _, l := range lines {
 			b.WriteString("+" + l + "\n")
@@ -545,9 +574,13 @@ func (t *tailBuffer) Write(s string) {
 
 func (t *tailBuffer) String() string { return t.b.String() }
 
+// lines returns the output as a card shows it: stripped of control
+// sequences, and each line as its last redraw (a progress bar rewrites its
+// line after a carriage return).
 func (t *tailBuffer) lines() []string {
-	s := strings.TrimRight(xansi.Strip(t.b.String()), "\n")
-	if s == "" {
+	st := termtext.Stripper{KeepCR: true}
+	s := strings.TrimRight(string(st.Flush(st.AppendString(nil, t.b.String()))), "\n")
+	if strings.TrimSpace(s) == "" {
 		return nil
 	}
 	s = strings.ReplaceAll(s, "\t", "    ")

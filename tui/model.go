@@ -800,7 +800,7 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 			m.cur.answer = &answerItem{}
 			m.cur.answerE = m.tr.add(m.cur.answer)
 		}
-		m.cur.answer.md.Append(ev.Text)
+		m.cur.answer.add(ev.Text)
 		m.cur.answerE.dirty = true
 		m.jobLabel = "Answering…"
 	case agent.EventToolCall:
@@ -899,7 +899,7 @@ func (m *Model) endThinking(now time.Time) {
 
 func (m *Model) finishAnswer() {
 	if a := m.cur.answer; a != nil {
-		a.md.Finish()
+		a.finish()
 		m.cur.answerE.dirty = true
 		m.cur.answer, m.cur.answerE = nil, nil
 	}
@@ -1079,7 +1079,7 @@ func (m *Model) modelsLoaded(msg modelsMsg) tea.Cmd {
 		for _, c := range mi.Capabilities {
 			caps = append(caps, string(c))
 		}
-		line := mark + mi.Name
+		line := mark + clean(mi.Name)
 		if len(caps) > 0 {
 			line += m.th.muted.Render("  " + strings.Join(caps, ", "))
 		}

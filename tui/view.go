@@ -65,7 +65,9 @@ func (m *Model) View() tea.View {
 	}
 	title := "hearth"
 	if m.sessionTitle != "" {
-		title += " · " + m.sessionTitle
+		// The title goes out inside an OSC sequence: a BEL or ESC in it
+		// would end that sequence and start the model's own.
+		title += " · " + strings.Join(strings.Fields(clean(m.sessionTitle)), " ")
 	}
 	v.WindowTitle = title
 	return v
@@ -116,6 +118,7 @@ func (m *Model) activity() string {
 		if m.cancelling {
 			label = "Stopping…"
 		}
+		label = clean(label) // it can name a tool
 		s = th.accentText.Render(m.rc.spinner()) + " " + th.base.Render(label) + " " +
 			th.muted.Render(fmtDuration(now.Sub(m.jobStart))+" · esc to stop")
 		if n := len(m.queue); n > 0 {
@@ -126,7 +129,7 @@ func (m *Model) activity() string {
 		if s != "" {
 			s += th.muted.Render(" · ")
 		}
-		s += th.warnText.Render(m.hint)
+		s += th.warnText.Render(clean(m.hint))
 	}
 	return xansi.Truncate(s, m.width-1, "…")
 }
@@ -143,13 +146,17 @@ func (m *Model) renderCompletion() string {
 	}
 	to := min(from+maxCompletions, len(c.items))
 	labelW := 0
+	items := make([]completion, 0, to-from)
 	for _, it := range c.items[from:to] {
+		// file names and session titles
+		it.label, it.desc = clean(it.label), clean(it.desc)
+		items = append(items, it)
 		labelW = max(labelW, xansi.StringWidth(it.label))
 	}
 	labelW = min(labelW, m.width/2)
 	var lines []string
 	for i := from; i < to; i++ {
-		it := c.items[i]
+		it := items[i-from]
 		label := xansi.Truncate(it.label, labelW, "…")
 		label += strings.Repeat(" ", labelW-xansi.StringWidth(label))
 		line := "  " + label
@@ -171,9 +178,11 @@ func (m *Model) renderApproval() string {
 	th := m.th
 	a := m.approval
 	inner := max(m.width-4, 10)
-	lines := []string{th.warnText.Bold(true).Render("Allow " + a.req.Tool + "?")}
+	// What the user approves must read as what will run: the tool's
+	// reason quotes the model's arguments.
+	lines := []string{th.warnText.Bold(true).Render("Allow " + clean(a.req.Tool) + "?")}
 	if a.req.Reason != "" {
-		for _, l := range wrapPlain(a.req.Reason, inner) {
+		for _, l := range wrapPlain(clean(a.req.Reason), inner) {
 			lines = append(lines, th.base.Render(l))
 		}
 	}
@@ -202,7 +211,7 @@ func (m *Model) statusLine() string {
 	}
 	if m.unreachable != "" {
 		msg := "⚠ model server unreachable"
-		if fix := fixOf(m.unreachable); fix != "" {
+		if fix := fixOf(clean(m.unreachable)); fix != "" {
 			msg += " · " + fix
 		}
 		left := th.statusWarn.Render(xansi.Truncate(msg, max(w-xansi.StringWidth(right)-1, 10), "…"))
@@ -215,12 +224,12 @@ func (m *Model) statusLine() string {
 	if model == "" {
 		model = "no model"
 	}
-	items = append(items, th.base.Render(model))
+	items = append(items, th.base.Render(clean(model)))
 	sess := "new session"
 	if m.sessionID != "" {
 		sess = m.sessionID
 		if m.sessionTitle != "" {
-			sess = xansi.Truncate(m.sessionTitle, 28, "…")
+			sess = xansi.Truncate(strings.Join(strings.Fields(clean(m.sessionTitle)), " "), 28, "…")
 		}
 	}
 	items = append(items, th.muted.Render(sess))
