@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/envscrub"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/providers"
@@ -454,7 +455,9 @@ func ProjectNotes(ws *sandbox.Workspace) (string, []string) {
 			continue
 		}
 		if err != nil {
-			warn = append(warn, fmt.Sprintf("The project's %s was not added to the system prompt: %s.", name, noteReason(err)))
+			// The reason may quote a symlink's target, which the project
+			// wrote: strip it for the terminal.
+			warn = append(warn, termtext.String(fmt.Sprintf("The project's %s was not added to the system prompt: %s.", name, noteReason(err))))
 			continue
 		}
 		// ToValidUTF8 also drops a character the cut split.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/sandbox"
 )
 
@@ -65,7 +66,7 @@ func readProject(workspace string) (*Config, []string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
 	case err != nil:
-		return nil, []string{fmt.Sprintf("The project's %s was not read: %s. Remove it, or make it a plain file inside the workspace.", rel, reason(err))}, nil
+		return nil, []string{termtext.String(fmt.Sprintf("The project's %s was not read: %s. Remove it, or make it a plain file inside the workspace.", rel, reason(err)))}, nil
 	case cut:
 		return nil, []string{fmt.Sprintf("The project's %s was not read: it is larger than %d KB.", rel, maxProjectConfig>>10)}, nil
 	}
@@ -91,12 +92,16 @@ type project struct {
 }
 
 // ignored records a project setting left out: asks says what the project
-// asked for, why why it may not, fix what the user can do instead.
+// asked for, why why it may not, fix what the user can do instead (YOURS
+// standing for the user's file). The sentence quotes the project's text, so
+// it is stripped of control sequences (package termtext): it is printed on
+// the user's terminal.
 func (pr *project) ignored(asks, why, fix string) {
 	w := "The project's .hearth/config.toml " + asks + "; " + why + ", so this was ignored."
 	if fix != "" {
 		w += " " + strings.ReplaceAll(fix, "YOURS", pr.userFile)
 	}
+	w = termtext.String(w)
 	if !slices.Contains(pr.warn, w) {
 		pr.warn = append(pr.warn, w)
 	}

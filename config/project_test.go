@@ -257,6 +257,18 @@ approval_mode = "yolo"
 	}
 }
 
+func TestProjectWarningsHoldNoControlSequences(t *testing.T) {
+	c, _ := loadRules(t, userRules, "[profiles.p]\nread_only_dirs = [\"/x\\u001b]0;pwned\\u0007\\u001b[2J\"]\nmodel = \"m\\u001b[31m\"\n")
+	if len(c.Warnings) != 2 {
+		t.Fatalf("%q", c.Warnings)
+	}
+	for _, w := range c.Warnings {
+		if strings.ContainsAny(w, "\x1b\x07") {
+			t.Errorf("%q", w)
+		}
+	}
+}
+
 func TestProjectWithoutUserFile(t *testing.T) {
 	c, _ := loadRules(t, "", "[profiles.headless]\napproval_mode = \"yolo\"\ntools = [\"read_file\"]\n")
 	h := c.Profiles["headless"]
