@@ -320,7 +320,14 @@ func (w *Workspace) Resolve(p string, a Access) (string, error) {
 	}
 	if within(real, w.root) {
 		if a == Write {
-			if rule := w.protectedRule(real); rule != "" {
+			// The path as resolved, and as given: .git/config is git's
+			// even where .git is a symlink to a directory of another
+			// name.
+			rule := w.protectedRule(real)
+			if rule == "" {
+				rule = w.protectedRule(abs)
+			}
+			if rule != "" {
 				return "", &PathError{Path: p, Access: a, Rule: rule}
 			}
 		}

@@ -143,6 +143,9 @@ func TestProtected(t *testing.T) {
 	must(os.Symlink(filepath.Join(root, ".git", "HEAD"), filepath.Join(root, "headlink")))
 	must(os.Symlink("sub", filepath.Join(root, "sublink")))
 	must(os.Symlink(".hearth", filepath.Join(root, "hearthlink")))
+	// A repository whose .git is a symlink to a directory of another name.
+	must(os.MkdirAll(filepath.Join(root, "linked", "gitdata"), 0o755))
+	must(os.Symlink("gitdata", filepath.Join(root, "linked", ".git")))
 	ws, err := New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +170,7 @@ func TestProtected(t *testing.T) {
 		{"gitlink/config", git},      // a symlink to .git
 		{"headlink", git},            // a symlink to a file in .git
 		{"sublink/.git/config", git}, // a symlink to a directory holding a repository
+		{"linked/.git/config", git},  // as given, if not as resolved
 		{".hearth", hearth},
 		{".hearth/config.toml", hearth},
 		{"hearthlink/config.toml", hearth},

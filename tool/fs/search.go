@@ -53,12 +53,13 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	ents, err := t.readDir(a.Path, p)
+	dir, ents, err := t.readDir(a.Path, p)
 	if err != nil {
 		return tool.Result{}, err
 	}
+	defer dir.Close()
 	w := &walker{ws: t.ws, root: p, top: t.ws.Root()}
-	patterns := appendIgnores(t.ws, w.inheritedPatterns(), p, w.relParts(p), ignoreFiles...)
+	patterns := appendIgnores(w.inheritedPatterns(), dir, w.relParts(p), ignoreFiles...)
 	m := gitignore.NewMatcher(patterns)
 	rel := w.relParts(p)
 	secrets := t.ws.HoldsSecret(p)
@@ -114,28 +115,29 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	return tool.Result{Output: b.String()}, nil
 }
 
-// readDir lists the directory p (resolved from arg), sorted by name.
-func (t *listDir) readDir(arg, p string) ([]fs.DirEntry, error) {
-	f, err := safefile.OpenDir(t.ws, p)
+// readDir opens and lists the directory p (resolved from arg), sorted by
+// name. The caller closes the directory.
+func (t *listDir) readDir(arg, p string) (*safefile.Dir, []fs.DirEntry, error) {
+	d, err := safefile.OpenDir(t.ws, p)
 	if err != nil {
 		var nr *safefile.NotRegularError
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%s does not exist: list its parent directory to see what is there", arg)
+			return nil, nil, fmt.Errorf("%s does not exist: list its parent directory to see what is there", arg)
 		case errors.As(err, &nr) && nr.Mode.IsRegular():
-			return nil, fmt.Errorf("%s is a file, not a directory: use read_file", arg)
+			return nil, nil, fmt.Errorf("%s is a file, not a directory: use read_file", arg)
 		case errors.As(err, &nr):
-			return nil, fmt.Errorf("%s is %s, not a directory", arg, safefile.Kind(nr.Mode))
+			return nil, nil, fmt.Errorf("%s is %s, not a directory", arg, safefile.Kind(nr.Mode))
 		}
-		return nil, fmt.Errorf("listing %s: %w", arg, err)
+		return nil, nil, fmt.Errorf("listing %s: %w", arg, err)
 	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	ents, err := d.ReadDir(-1)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", arg, err)
+		d.Close()
+		return nil, nil, fmt.Errorf("listing %s: %w", arg, err)
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, nil
+	return d, ents, nil
 }
 
 func dirLabel(rel string) string {
@@ -370,11 +372,13 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 			n := 0
 			for en := range files {
 				if ctx.Err() != nil {
+					en.release()
 					continue // drain: the walk has stopped
 				}
 				var h []hit
 				var c int
 				h, c, buf = t.searchFile(en, m, t.lim.MaxResults, buf)
+				en.release()
 				local = append(local, h...)
 				n += c
 			}
@@ -402,10 +406,14 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 			if !include(en.rel) {
 				return true
 			}
+			if en.dir != nil {
+				en.dir.Retain() // the worker releases it
+			}
 			select {
 			case files <- en:
 				return true
 			case <-ctx.Done():
+				en.release()
 				return false
 			}
 		})
@@ -439,7 +447,7 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 // searchFile returns the file's matching lines (at most limit) and how many
 // lines matched. buf is reused between files (returned, maybe grown).
 func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, int, []byte) {
-	data, buf, err := readInto(t.ws, en.target(), buf, t.lim.MaxFileSize)
+	data, buf, err := readInto(&en, t.ws, buf, t.lim.MaxFileSize)
 	if err != nil || !m.find(data) {
 		return nil, 0, buf
 	}
@@ -472,15 +480,24 @@ func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, i
 	return hits, n, buf
 }
 
+// release lets go of the entry's directory, retained for a search worker.
+func (e *entry) release() {
+	if e.dir != nil {
+		e.dir.Close()
+		e.dir = nil
+	}
+}
+
 // readInto reads a whole file into buf (grown as needed), refusing files
 // over max bytes (without reading them when their size says so), and
 // anything but a regular file that tools may read (see safefile.Open).
-func readInto(ws *sandbox.Workspace, path string, buf []byte, max int64) ([]byte, []byte, error) {
-	f, fi, err := safefile.Open(ws, path)
+func readInto(en *entry, ws *sandbox.Workspace, buf []byte, max int64) ([]byte, []byte, error) {
+	f, fi, err := en.open(ws)
 	if err != nil {
 		return nil, buf, err
 	}
 	defer f.Close()
+	path := en.target()
 	if fi.Size() > max {
 		return nil, buf, &safefile.TooLargeError{Path: path, Size: fi.Size(), Max: max}
 	}

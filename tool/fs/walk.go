@@ -32,8 +32,21 @@ type entry struct {
 	// real is the file a symlink leads to (resolved and checked), to be
 	// opened instead of path; "" when path is not a symlink.
 	real string
-	d    fs.DirEntry
-	fi   fs.FileInfo
+	// dir is the directory holding the file, open; valid while visit
+	// runs (Retain it to keep it). nil for a file found otherwise.
+	dir *safefile.Dir
+	d   fs.DirEntry
+	fi  fs.FileInfo
+}
+
+// open opens the file for reading, as safefile.Open does: by its
+// directory's descriptor when the walk found it, through the path a
+// symlink leads to when it is one.
+func (e *entry) open(ws *sandbox.Workspace) (*os.File, fs.FileInfo, error) {
+	if e.dir != nil && e.real == "" {
+		return e.dir.Open(filepath.Base(e.path))
+	}
+	return safefile.Open(ws, e.target())
 }
 
 // target is the path to open to read the file.
@@ -138,9 +151,17 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	ents, err := w.list(job.path)
+	// The directory is opened below the workspace's root (or read-only
+	// directory) through no symlink, and checked where the kernel says it
+	// is; its files are opened by its descriptor.
+	dir, err := safefile.OpenDir(w.ws, job.path)
 	if err != nil {
 		return nil, true // unreadable: skip, as ripgrep does
+	}
+	defer dir.Close()
+	ents, err := dir.ReadDir(-1)
+	if err != nil {
+		return nil, true
 	}
 	patterns := job.patterns
 	relDir := job.parts
@@ -152,7 +173,7 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 			}
 		}
 		if len(present) > 0 {
-			patterns = appendIgnores(w.ws, patterns, job.path, relDir, present...)
+			patterns = appendIgnores(patterns, dir, relDir, present...)
 		}
 	}
 	// Only a directory that holds a secret location needs its entries
@@ -203,7 +224,7 @@ func (w *walker) readDir(ctx context.Context, job dirJob, visit func(entry) bool
 			subdirs = append(subdirs, dirJob{path: full, rel: rel, parts: append(relDir[:len(relDir):len(relDir)], name), patterns: patterns})
 			continue
 		}
-		if !visit(entry{path: full, rel: rel, real: real, d: d}) {
+		if !visit(entry{path: full, rel: rel, real: real, dir: dir, d: d}) {
 			return subdirs, false
 		}
 	}
@@ -233,36 +254,27 @@ func (w *walker) inheritedPatterns() []gitignore.Pattern {
 	dir := w.top
 	parts := []string{}
 	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		ps = appendIgnores(w.ws, ps, dir, parts, ignoreFiles...)
+		if d, err := safefile.OpenDir(w.ws, dir); err == nil {
+			ps = appendIgnores(ps, d, parts, ignoreFiles...)
+			d.Close()
+		}
 		dir = filepath.Join(dir, c)
 		parts = append(parts, c)
 	}
 	return ps
 }
 
-// list reads the names in the directory dir, opened below the workspace's
-// root (or read-only directory) through no symlink, where the workspace
-// lets tools read (see safefile.OpenDir).
-func (w *walker) list(dir string) ([]fs.DirEntry, error) {
-	f, err := safefile.OpenDir(w.ws, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
-}
-
-// appendIgnores adds the patterns of dir's ignore files (those of
+// appendIgnores adds the patterns of the ignore files in dir (those of
 // ignoreFiles named in files, in ignoreFiles' order) to ps. Ignore files are
-// read as every file is (safefile: regular files only, never through a
-// swapped-in symlink), and not when larger than maxIgnoreFile.
-func appendIgnores(ws *sandbox.Workspace, ps []gitignore.Pattern, dir string, domain []string, files ...string) []gitignore.Pattern {
+// read as every file is (safefile: regular files only, by the directory's
+// descriptor), and not when larger than maxIgnoreFile.
+func appendIgnores(ps []gitignore.Pattern, dir *safefile.Dir, domain []string, files ...string) []gitignore.Pattern {
 	added := false
 	for _, f := range ignoreFiles {
 		if !slices.Contains(files, f) {
 			continue
 		}
-		data, _, err := safefile.ReadFile(ws, filepath.Join(dir, f), maxIgnoreFile)
+		data, _, err := dir.ReadFile(f, maxIgnoreFile)
 		if err != nil {
 			continue
 		}

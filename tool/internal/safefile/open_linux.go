@@ -13,35 +13,40 @@ import (
 	"github.com/hearth-agent/hearth/sandbox"
 )
 
-func open(ws *sandbox.Workspace, p string, wantDir bool) (*os.File, fs.FileInfo, error) {
-	if !filepath.IsAbs(p) {
-		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errNotAbs}
-	}
-	p = filepath.Clean(p)
-	base := ws.Base(p)
-	if base == "" {
-		return nil, nil, outside(ws, p)
-	}
-	rel, err := filepath.Rel(base, p)
+// dirSys is nothing more on Linux: the directory's descriptor serves.
+type dirSys struct{}
+
+func (dirSys) close() {}
+
+// openDir opens the directory rel below base with sandbox.OpenDirBeneath
+// (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one component at a
+// time with O_NOFOLLOW) and checks where the kernel says it is.
+func openDir(ws *sandbox.Workspace, p, base, rel string) (*Dir, error) {
+	f, err := sandbox.OpenDirBeneath(base, rel, false)
 	if err != nil {
-		return nil, nil, outside(ws, p)
+		var st unix.Stat_t
+		if errors.Is(err, unix.ENOTDIR) && unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil, &NotRegularError{Path: p, Mode: mode(st.Mode), WantDir: true}
+		}
+		return nil, err
 	}
-	if wantDir {
-		return openDir(ws, p, base, rel)
+	at, err := sandbox.FilePath(f)
+	if err != nil || !filepath.IsAbs(at) {
+		at = p // no /proc: the path as checked
 	}
-	if rel == "." {
-		return nil, nil, &NotRegularError{Path: p, Mode: fs.ModeDir}
+	if err := ws.Readable(at); err != nil {
+		f.Close()
+		return nil, err
 	}
-	dir, err := sandbox.OpenDirBeneath(base, filepath.Dir(rel), false)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer dir.Close()
-	name := filepath.Base(rel)
-	if err := ws.Readable(filepath.Join(kernelPath(dir, filepath.Join(base, filepath.Dir(rel))), name)); err != nil {
-		return nil, nil, err
-	}
-	dfd := int(dir.Fd())
+	return &Dir{ws: ws, f: f, name: p, at: at}, nil
+}
+
+// open looks at name in d without following a symlink or opening it, and
+// opens it only if it is a regular file: O_NONBLOCK, so that one replaced
+// by a named pipe in between cannot block the open, O_NOFOLLOW and
+// O_NOCTTY; its type is checked again on the descriptor.
+func (d *Dir) open(name, p string) (*os.File, fs.FileInfo, error) {
+	dfd := int(d.f.Fd())
 	var st unix.Stat_t
 	if err := retry(func() error { return unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return nil, nil, &fs.PathError{Op: "stat", Path: p, Err: err}
@@ -50,7 +55,7 @@ func open(ws *sandbox.Workspace, p string, wantDir bool) (*os.File, fs.FileInfo,
 		return nil, nil, &NotRegularError{Path: p, Mode: m}
 	}
 	var fd int
-	err = retry(func() (err error) {
+	err := retry(func() (err error) {
 		fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		return err
 	})
@@ -71,38 +76,6 @@ func open(ws *sandbox.Workspace, p string, wantDir bool) (*os.File, fs.FileInfo,
 		return nil, nil, &NotRegularError{Path: p, Mode: fi.Mode()}
 	}
 	return f, fi, nil
-}
-
-// openDir opens the directory rel below base.
-func openDir(ws *sandbox.Workspace, p, base, rel string) (*os.File, fs.FileInfo, error) {
-	dir, err := sandbox.OpenDirBeneath(base, rel, false)
-	if err != nil {
-		var st unix.Stat_t
-		if errors.Is(err, unix.ENOTDIR) && unix.Lstat(p, &st) == nil {
-			return nil, nil, &NotRegularError{Path: p, Mode: mode(st.Mode), WantDir: true}
-		}
-		return nil, nil, err
-	}
-	if err := ws.Readable(kernelPath(dir, p)); err != nil {
-		dir.Close()
-		return nil, nil, err
-	}
-	fi, err := dir.Stat()
-	if err != nil {
-		dir.Close()
-		return nil, nil, err
-	}
-	return dir, fi, nil
-}
-
-// kernelPath is where the kernel says the open directory d is, or def when
-// it cannot say (no /proc).
-func kernelPath(d *os.File, def string) string {
-	at, err := sandbox.FilePath(d)
-	if err != nil || !filepath.IsAbs(at) {
-		return def
-	}
-	return at
 }
 
 // ModeType turns a stat's st_mode into a FileMode's type bits (0 for a

@@ -5,45 +5,64 @@ package safefile
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/hearth-agent/hearth/sandbox"
 )
 
-// open, outside Linux, goes through os.Root: every step stays below the
+// dirSys holds, outside Linux, an os.Root of the directory: files are
+// opened through it, below it.
+type dirSys struct{ root *os.Root }
+
+func (s dirSys) close() {
+	if s.root != nil {
+		s.root.Close()
+	}
+}
+
+// openDir, outside Linux, goes through os.Root: every step stays below the
 // base (by file descriptor where the system allows it), following symlinks
 // that stay below it; the workspace's rules are checked on the path as
 // resolved.
-func open(ws *sandbox.Workspace, p string, wantDir bool) (*os.File, fs.FileInfo, error) {
-	if !filepath.IsAbs(p) {
-		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errNotAbs}
-	}
-	p = filepath.Clean(p)
-	base := ws.Base(p)
-	if base == "" {
-		return nil, nil, outside(ws, p)
-	}
+func openDir(ws *sandbox.Workspace, p, base, rel string) (*Dir, error) {
 	if err := ws.Readable(p); err != nil {
+		return nil, err
+	}
+	br, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	defer br.Close()
+	fi, err := br.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &NotRegularError{Path: p, Mode: fi.Mode(), WantDir: true}
+	}
+	r, err := br.OpenRoot(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return &Dir{ws: ws, f: f, name: p, at: p, sys: dirSys{root: r}}, nil
+}
+
+// open looks at name in d without following a symlink, and opens it only if
+// it is a regular file, O_NONBLOCK; its type is checked again once open.
+func (d *Dir) open(name, p string) (*os.File, fs.FileInfo, error) {
+	fi, err := d.sys.root.Lstat(name)
+	if err != nil {
 		return nil, nil, err
 	}
-	rel, err := filepath.Rel(base, p)
-	if err != nil {
-		return nil, nil, outside(ws, p)
+	if !fi.Mode().IsRegular() {
+		return nil, nil, &NotRegularError{Path: p, Mode: fi.Mode()}
 	}
-	r, err := os.OpenRoot(base)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Close()
-	fi, err := r.Lstat(rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok(fi.Mode(), wantDir) {
-		return nil, nil, &NotRegularError{Path: p, Mode: fi.Mode(), WantDir: wantDir}
-	}
-	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := d.sys.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,16 +70,9 @@ func open(ws *sandbox.Workspace, p string, wantDir bool) (*os.File, fs.FileInfo,
 		f.Close()
 		return nil, nil, err
 	}
-	if !ok(fi.Mode(), wantDir) {
+	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &NotRegularError{Path: p, Mode: fi.Mode(), WantDir: wantDir}
+		return nil, nil, &NotRegularError{Path: p, Mode: fi.Mode()}
 	}
 	return f, fi, nil
-}
-
-func ok(m fs.FileMode, wantDir bool) bool {
-	if wantDir {
-		return m.IsDir()
-	}
-	return m.IsRegular()
 }

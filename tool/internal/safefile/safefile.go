@@ -30,6 +30,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 
 	"github.com/hearth-agent/hearth/sandbox"
 )
@@ -108,15 +111,111 @@ func Size(n int64) string {
 // workspace's rules allow reading (no longer, or not at all). It never
 // blocks.
 func Open(ws *sandbox.Workspace, p string) (*os.File, fs.FileInfo, error) {
-	return open(ws, p, false)
+	if !filepath.IsAbs(p) {
+		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errNotAbs}
+	}
+	p = filepath.Clean(p)
+	base := ws.Base(p)
+	if base == "" {
+		return nil, nil, outside(ws, p)
+	}
+	if p == base {
+		return nil, nil, &NotRegularError{Path: p, Mode: fs.ModeDir}
+	}
+	d, err := OpenDir(ws, filepath.Dir(p))
+	if err != nil {
+		var nr *NotRegularError
+		if errors.As(err, &nr) {
+			// A component of the path is not a directory.
+			return nil, nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%s is %s, not a directory", nr.Path, Kind(nr.Mode))}
+		}
+		return nil, nil, err
+	}
+	defer d.Close()
+	return d.Open(filepath.Base(p))
 }
 
-// OpenDir opens the directory p for listing (ReadDir), as Open opens a
-// file: below the root or read-only directory holding it, through no
-// symlink, checked where the kernel says it is.
-func OpenDir(ws *sandbox.Workspace, p string) (*os.File, error) {
-	f, _, err := open(ws, p, true)
-	return f, err
+// Dir is a directory opened by OpenDir: the files in it are opened by its
+// descriptor, so that a directory of their path swapped meanwhile does not
+// matter. It is safe for concurrent use.
+type Dir struct {
+	ws   *sandbox.Workspace
+	f    *os.File
+	name string // the path it was opened by
+	at   string // its path as the kernel named it once open (checked)
+	refs atomic.Int32
+	sys  dirSys
+}
+
+// OpenDir opens the directory p (as Open takes a file) below the root or
+// read-only directory holding it, through no symlink, and checks it where
+// the kernel says it is (Workspace.Readable). Close it when done.
+func OpenDir(ws *sandbox.Workspace, p string) (*Dir, error) {
+	if !filepath.IsAbs(p) {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: errNotAbs}
+	}
+	p = filepath.Clean(p)
+	base := ws.Base(p)
+	if base == "" {
+		return nil, outside(ws, p)
+	}
+	rel, err := filepath.Rel(base, p)
+	if err != nil {
+		return nil, outside(ws, p)
+	}
+	d, err := openDir(ws, p, base, rel)
+	if err != nil {
+		return nil, err
+	}
+	d.refs.Store(1)
+	return d, nil
+}
+
+// Path is the directory's path, as it was opened.
+func (d *Dir) Path() string { return d.name }
+
+// ReadDir lists the directory, as os.File.ReadDir does (not sorted).
+func (d *Dir) ReadDir(n int) ([]fs.DirEntry, error) { return d.f.ReadDir(n) }
+
+// Retain adds a reference to d: it stays open until Close has been called
+// once more.
+func (d *Dir) Retain() *Dir {
+	d.refs.Add(1)
+	return d
+}
+
+// Close releases a reference to d, and closes it with the last.
+func (d *Dir) Close() error {
+	if d.refs.Add(-1) != 0 {
+		return nil
+	}
+	d.sys.close()
+	return d.f.Close()
+}
+
+// Open opens the file name (one path component) in d, as the package's Open
+// opens a path: a regular file only, looked at before it is opened, never
+// through a symlink, and not in a secret location.
+func (d *Dir) Open(name string) (*os.File, fs.FileInfo, error) {
+	p := filepath.Join(d.name, name)
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
+		return nil, nil, &fs.PathError{Op: "open", Path: p, Err: errors.New("not a name in the directory")}
+	}
+	if err := d.ws.Readable(filepath.Join(d.at, name)); err != nil {
+		return nil, nil, err
+	}
+	return d.open(name, p)
+}
+
+// ReadFile reads the file name in d, as the package's ReadFile does.
+func (d *Dir) ReadFile(name string, max int64) ([]byte, fs.FileInfo, error) {
+	f, fi, err := d.Open(name)
+	if err != nil {
+		return nil, fi, err
+	}
+	defer f.Close()
+	data, err := ReadAll(f, fi.Size(), max)
+	return data, fi, err
 }
 
 // ReadAll reads the rest of f, at most max bytes; a file with more is not

@@ -107,7 +107,7 @@ func TestOpenSpecialFiles(t *testing.T) {
 	}
 	// OpenDir: directories only.
 	for path, want := range map[string]string{".": "", "dir": "", "a.txt": "a regular file, not a directory", "fifo": "not a directory", "nope": "no such file"} {
-		var f *os.File
+		var f *Dir
 		var err error
 		noHang(t, "OpenDir "+path, func() { f, err = OpenDir(ws, filepath.Join(root, path)) })
 		if want == "" {
@@ -196,5 +196,78 @@ func TestOpenSwappedDirectory(t *testing.T) {
 	}
 	if _, err := OpenDir(ws, filepath.Join(home, ".ssh")); err == nil || !strings.Contains(err.Error(), "secret location") {
 		t.Errorf("OpenDir(.ssh): %v", err)
+	}
+}
+
+// A Dir opens files by its descriptor: names only (no path, no ".."), not
+// secret ones, and in the directory it opened even once that has been
+// swapped for a symlink to a secret location. It stays open while a
+// reference is held.
+func TestDir(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	for p, c := range map[string]string{".netrc": "password", "notes": "notes", "d/f": "mine", ".ssh/f": "PRIVATE"} {
+		full := filepath.Join(home, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := sandbox.New(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = ws.WithSecrets(sandbox.SecretLocations(home))
+	d, err := OpenDir(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"notes":       "",
+		".netrc":      "secret location",
+		"..":          "not a name in the directory",
+		"d/f":         "not a name in the directory",
+		"":            "not a name in the directory",
+		".ssh":        "secret location",
+		"d":           "a directory, not a regular file",
+		"missing":     "no such file",
+		"../home/d/f": "not a name in the directory",
+	} {
+		data, _, err := d.ReadFile(name, 1<<20)
+		if want == "" {
+			if err != nil || string(data) != "notes" {
+				t.Errorf("ReadFile(%q) = %q, %v", name, data, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadFile(%q): got %q, %v; want an error saying %q", name, data, err, want)
+		}
+	}
+	d.Close()
+
+	sub, err := OpenDir(ws, filepath.Join(home, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Retain()
+	sub.Close() // one reference left
+	// Swap the directory for a symlink to the secret location: the open
+	// Dir still reads its own directory.
+	if err := os.Rename(filepath.Join(home, "d"), filepath.Join(home, "d.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := sub.ReadFile("f", 1<<20); err != nil || string(data) != "mine" {
+		t.Errorf("after the swap: %q, %v; want the opened directory's file", data, err)
+	}
+	sub.Close()
+	if _, err := sub.ReadDir(-1); err == nil {
+		t.Error("the directory is still open after its last Close")
 	}
 }
