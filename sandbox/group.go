@@ -57,6 +57,7 @@ type Group struct {
 	waited  map[int]bool // launchers an exec.Cmd waits for: not reaped here
 	started bool
 	closed  bool
+	cgroup  string // the pids cgroup of LimitProcesses, removed by Close
 }
 
 // groupEnv holds a Group's id, in hex, in its processes' environment.

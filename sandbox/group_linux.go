@@ -170,6 +170,7 @@ func (g *Group) Close() int {
 	if started {
 		left = g.kill(closeTimeout)
 	}
+	g.removeCgroup()
 	reaper.mu.Lock()
 	delete(reaper.live, g.id)
 	reaper.mu.Unlock()
@@ -459,3 +460,5 @@ func SameGroup(pid int) bool {
 	t, ok := readTag(pid)
 	return ok && t == own
 }
+
+func unixAccessW(p string) bool { return unix.Access(p, unix.W_OK) == nil }

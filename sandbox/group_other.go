@@ -25,3 +25,6 @@ func (g *Group) Close() int { return 0 }
 // SameGroup reports whether pid is in this process's Group: never, outside
 // Linux.
 func SameGroup(pid int) bool { return false }
+
+// LimitProcesses does nothing outside Linux.
+func (g *Group) LimitProcesses(pid, max int) bool { return false }

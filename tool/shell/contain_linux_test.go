@@ -312,3 +312,40 @@ func TestHearthSurvivesARunawayHost(t *testing.T) {
 		t.Fatalf("the next call failed: %+v", o)
 	}
 }
+
+func TestProcessLimitBindsRoot(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("RLIMIT_NPROC binds other users; this is about root")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	f := newFixture(t, false, func(c *Config) { c.MaxProcs = 16 })
+	// Children that sleep, until fork fails (or 3000: the test's own
+	// bound, so that a broken limit cannot take the machine down).
+	o := f.run(t, py+` -c '
+import os, time
+n = 0
+while n < 3000:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    n += 1
+print("forked", n)
+'`)
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimSpace(o.output), "forked %d", &n); err != nil {
+		t.Fatalf("unexpected output: %q (%v)", o.output, err)
+	}
+	if n >= 16*4 {
+		t.Fatalf("a root command forked %d processes; the limit is %d", n, 16*4)
+	}
+	if o := f.run(t, "echo still here"); !strings.Contains(o.output, "still here") {
+		t.Fatalf("the next call failed: %+v", o)
+	}
+}

@@ -224,6 +224,11 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		return o
 	}
 	group.Started(cmd.Process.Pid)
+	// Before the host has its job, it has started nothing: its pids
+	// cgroup, where the system allows one, holds everything the command
+	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
+	// bind, stops there and not at the machine's last pid).
+	group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
 
 	// The job goes in; the output and the report come out.
 	pol := *t.policy

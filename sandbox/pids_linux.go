@@ -1,0 +1,105 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Per-call process limits for root. RLIMIT_NPROC, which bounds a fork bomb
+// for other users, does not bind root; a fork bomb run as root by a program
+// (python's os.fork in a loop) would exhaust the machine's pids, and
+// Hearth's own next thread with them. Where Hearth may make cgroups (root,
+// or a delegated subtree), each call's processes go in a pids cgroup of
+// their own, whose pids.max the kernel enforces for everyone.
+
+// pidsParent returns a directory of the pids controller in which this
+// process may make cgroups, or "".
+func pidsParent() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		switch {
+		case f[0] != "0" && hasWord(f[1], "pids"): // v1
+			if d := filepath.Join("/sys/fs/cgroup/pids", f[2]); writableDir(d) {
+				return d
+			}
+		case f[0] == "0" && f[1] == "": // v2
+			d := filepath.Join("/sys/fs/cgroup", f[2])
+			ctl, err := os.ReadFile(filepath.Join(d, "cgroup.subtree_control"))
+			if err == nil && hasWord(string(ctl), "pids") && writableDir(d) {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+func writableDir(d string) bool {
+	fi, err := os.Stat(d)
+	return err == nil && fi.IsDir() && unixAccessW(d)
+}
+
+// LimitProcesses puts pid, a process of g that has not forked yet, in a
+// pids cgroup of g's own that allows at most max processes (threads
+// included) at once, where this system lets Hearth make one. It reports
+// whether it did; Close removes the cgroup.
+func (g *Group) LimitProcesses(pid, max int) bool {
+	if g == nil || max <= 0 {
+		return false
+	}
+	parent := pidsParent()
+	if parent == "" {
+		return false
+	}
+	dir := filepath.Join(parent, "hearth-"+strconv.FormatUint(g.id, 16))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return false
+	}
+	if os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0) != nil ||
+		os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0) != nil {
+		_ = os.Remove(dir)
+		return false
+	}
+	g.mu.Lock()
+	g.cgroup = dir
+	g.mu.Unlock()
+	return true
+}
+
+// removeCgroup removes g's pids cgroup once its processes are gone.
+func (g *Group) removeCgroup() {
+	g.mu.Lock()
+	dir := g.cgroup
+	g.cgroup = ""
+	g.mu.Unlock()
+	if dir == "" {
+		return
+	}
+	for i := 0; i < 50; i++ {
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // the last exits are being reaped
+	}
+}
