@@ -170,10 +170,19 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if a.Workspace, err = sandbox.New(ws, prof.ReadOnlyDirs...); err != nil {
 		return nil, ConfigError{fmt.Errorf("workspace: %w", err)}
 	}
-	bo := builtin.Options{Workspace: a.Workspace, Seen: tool.NewSeen(), Log: o.Log}
-	if prof.Network != nil && !*prof.Network {
-		bo.Shell.DenyNetwork = true
+	// The user's secret locations and Hearth's own config and data are
+	// neither read by the file tools nor visible to commands.
+	home := o.Paths.Home
+	if home == "" {
+		home = o.Getenv("HOME")
 	}
+	secrets := sandbox.SecretLocations(home, cfg.SecretLocations(prof)...)
+	a.Workspace = a.Workspace.WithSecrets(secrets)
+	bo := builtin.Options{Workspace: a.Workspace, Seen: tool.NewSeen(), Log: o.Log}
+	bo.Shell.Secrets = secrets
+	// Commands are cut off the network unless the profile allows it: a
+	// prompt-injected model's first move is to send what it read away.
+	bo.Shell.DenyNetwork = prof.Network == nil || !*prof.Network
 	if pc.Model != "" {
 		bo.Fixer = &edit.ModelFixer{Provider: a.Provider, Model: pc.Model}
 	}

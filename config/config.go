@@ -102,7 +102,8 @@ type Profile struct {
 	MaxTurns int    `toml:"max_turns"`
 	// ReadOnlyDirs may be read by tools, outside the workspace.
 	ReadOnlyDirs []string `toml:"read_only_dirs"`
-	// Network lets shell commands reach the network (default true).
+	// Network lets shell commands reach the network (default false: a
+	// prompt-injected model's first move is to send what it read away).
 	Network *bool `toml:"network"`
 	// Think asks the model to reason: "on", "off", "low", "medium", "high".
 	Think string `toml:"think"`

@@ -1,18 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm/doctor"
 	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool/shell"
 )
 
 // errNotReady makes doctor exit 1 after printing its report.
@@ -126,13 +129,32 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(word, "s"))
 }
 
-// sandboxCheck says whether shell commands will be confined by the kernel.
+// sandboxCheck runs one confined command and says which protections hold
+// on this machine.
 func sandboxCheck() doctor.Check {
 	st := (&sandbox.Confinement{Writable: []string{os.TempDir()}}).Status()
-	if st.Active {
-		return doctor.Check{Name: "sandbox", Status: doctor.OK, Detail: fmt.Sprintf("Landlock ABI %d: shell commands write only inside the workspace and a private temp directory", st.ABI)}
+	if !st.Active {
+		return doctor.Check{Name: "sandbox", Status: doctor.Warn,
+			Detail: "shell commands are not confined by the kernel here (" + st.Note + "): only Hearth's own checks stand between a command and your files",
+			Fix:    "use Linux 5.13 or newer with Landlock enabled, or keep the approval mode at default so you see each command"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := shell.Probe(ctx)
+	if err != nil {
+		return doctor.Check{Name: "sandbox", Status: doctor.Fail,
+			Detail: "a confined test command failed: " + err.Error(),
+			Fix:    "run `hearth doctor` again; if it fails again, report it with this message"}
+	}
+	detail := fmt.Sprintf("Landlock ABI %d: commands write only inside the workspace and a private temp directory", rep.Landlock)
+	if rep.Namespaced {
+		detail += "; .git and .hearth are read-only, your secret locations hidden"
+		if rep.NetworkIsolated {
+			detail += ", and the network cut off unless allowed"
+		}
+		return doctor.Check{Name: "sandbox", Status: doctor.OK, Detail: detail}
 	}
 	return doctor.Check{Name: "sandbox", Status: doctor.Warn,
-		Detail: "shell commands are not confined by the kernel here (" + st.Note + "): only Hearth's own checks stand between a command and your files",
-		Fix:    "use Linux 5.13 or newer with Landlock enabled, or keep the approval mode at default so you see each command"}
+		Detail: detail + "; but " + strings.Join(rep.Problems, "; "),
+		Fix:    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for hearth), or keep the approval mode at default so you see each command"}
 }

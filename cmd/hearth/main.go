@@ -269,7 +269,9 @@ func (a *app) appOptions(mode string) (hearthapp.Options, error) {
 		return hearthapp.Options{}, usageError{err}
 	}
 	return hearthapp.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
-		Provider: pf, Getenv: a.getenv, Log: a.logger()}, nil
+		Provider: pf, Getenv: a.getenv, Log: a.logger(),
+		// Settings a project's config could not make, as sentences.
+		Warn: func(s string) { fmt.Fprintln(a.io.err, "hearth: "+s) }}, nil
 }
 
 // provider builds the provider the flags, environment and config describe.

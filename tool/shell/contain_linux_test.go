@@ -201,7 +201,10 @@ func TestNetworkDenied(t *testing.T) {
 		`%s -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", %d))'`, py, port, py, uport)
 
 	f := newFixture(t, false, func(c *Config) { c.DenyNetwork = true })
-	f.run(t, script)
+	res, _ := f.tool.Run(context.Background(), call(script))
+	if !strings.Contains(res.Output, NetworkOffNote) {
+		t.Errorf("a failed connection does not say the network is off:\n%s", res.Output)
+	}
 	time.Sleep(100 * time.Millisecond) // an accept in flight is counted
 	if n := accepted.Load(); n != 0 {
 		t.Fatalf("with the network denied, %d connections reached the listener", n)
@@ -347,5 +350,24 @@ print("forked", n)
 	}
 	if o := f.run(t, "echo still here"); !strings.Contains(o.output, "still here") {
 		t.Fatalf("the next call failed: %+v", o)
+	}
+}
+
+func TestReadOnlyGitIsExplained(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t, false)
+	if out, err := exec.Command(git, "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	needNamespaces(t, f)
+	res, err := f.tool.Run(context.Background(), call("git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, ".git is read-only to commands") {
+		t.Fatalf("a failed commit is not explained:\n%s", res.Output)
 	}
 }

@@ -250,19 +250,18 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	pgid := cmd.Process.Pid
 	var waitErr error
 	select {
 	case waitErr = <-waited:
 	case <-ctx.Done():
 		// SIGTERM to the host's process group and to every process of
 		// the call wherever it went; SIGKILL after the grace period.
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		signalGroup(cmd.Process, false)
 		group.Signal(syscall.SIGTERM)
 		select {
 		case waitErr = <-waited:
 		case <-time.After(t.cfg.KillGrace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(cmd.Process, true)
 			group.Signal(syscall.SIGKILL)
 			waitErr = <-waited
 		}
@@ -270,7 +269,7 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	// Whatever is left (background jobs, daemons a script started, a
 	// process that called setsid) dies with the call, before its output
 	// is waited for: a leftover could hold the pipe open for ever.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(cmd.Process, true)
 	if left := group.Close(); left > 0 {
 		t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
 	}

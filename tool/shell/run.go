@@ -48,6 +48,7 @@ type outcome struct {
 	timeout  time.Duration
 	limit    int64
 	duration time.Duration
+	noNet    bool // the network was denied
 }
 
 // result turns an outcome into what the model sees. A command that ran and
@@ -80,9 +81,18 @@ func (o outcome) result() (tool.Result, error) {
 	case errors.Is(o.stopped, errMemory):
 		note("[stopped: the shell used too much memory (a variable or $(…) growing without end?)]")
 		return tool.Result{}, errors.New(b.String())
-	case o.stopped != nil:
-		note("[cancelled]")
+	case errors.Is(o.stopped, context.DeadlineExceeded):
+		note("[stopped: the run reached its own time limit, and the command and every process it started were stopped with it]")
 		return tool.Result{}, errors.New(b.String())
+	case o.stopped != nil:
+		note("[cancelled: the command and every process it started were stopped]")
+		return tool.Result{}, errors.New(b.String())
+	}
+	if o.exit != 0 && o.noNet && networkFailure(o.output) {
+		note("[" + NetworkOffNote + "]")
+	}
+	if o.exit != 0 && readOnlyGit(o.output) {
+		note("[.git is read-only to commands, so that nothing a command plants there runs later when the user runs git: ask the user to commit, or to change git's settings]")
 	}
 	if o.exit != 0 {
 		note(fmt.Sprintf("[exit status %d]", o.exit))
@@ -90,6 +100,32 @@ func (o outcome) result() (tool.Result, error) {
 		b.WriteString("[no output; exit status 0]")
 	}
 	return tool.Result{Output: b.String()}, nil
+}
+
+// NetworkOffNote tells the model, and through it the user, why a command
+// could not reach the network and how to allow it.
+const NetworkOffNote = "the network is off for commands: nothing a command runs can connect or download. " +
+	"If this task needs it, ask the user to allow it with network = true in their profile " +
+	"(~/.config/hearth/config.toml, [profiles.NAME]); a project's own config cannot"
+
+// networkFailure reports whether a command's output looks like a network
+// connection that failed.
+func networkFailure(out string) bool {
+	for _, s := range []string{"Network is unreachable", "network is unreachable", "Could not resolve", "could not resolve",
+		"Temporary failure in name resolution", "Name or service not known", "Failed to connect", "Connection refused",
+		"connection refused", "getaddrinfo", "EAI_AGAIN", "ENETUNREACH", "dial tcp", "No address associated", "Could not connect"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// readOnlyGit reports whether a command's output shows it failed to
+// write git's metadata (a commit, git config, git init over a
+// repository): the sandbox mounts .git read-only.
+func readOnlyGit(out string) bool {
+	return strings.Contains(out, "Read-only file system") && strings.Contains(out, ".git")
 }
 
 // runState is one interpretation of a command line: in the shell host
@@ -125,7 +161,7 @@ type runState struct {
 // shell host, a confined copy of this binary (host.go), or, in the dry runs
 // of tests, in this process with programs never started.
 func (t *Tool) run(parent context.Context, src, dir string, progress func(string)) outcome {
-	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit}
+	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit, noNet: t.cfg.DenyNetwork}
 	f, err := parse(src)
 	if err != nil {
 		o.err = fmt.Errorf("cannot parse the command: %v", err)

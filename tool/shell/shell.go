@@ -370,7 +370,11 @@ var parameters = json.RawMessage(`{"type":"object","properties":{` +
 
 // Spec implements tool.Tool.
 func (t *Tool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: Name, Description: fmt.Sprintf(description, t.cfg.Timeout), Parameters: parameters}
+	d := fmt.Sprintf(description, t.cfg.Timeout)
+	if t.cfg.DenyNetwork {
+		d += " The network is off: commands cannot connect or download."
+	}
+	return llm.ToolSpec{Name: Name, Description: d, Parameters: parameters}
 }
 
 // Kind implements tool.Tool: commands run programs.

@@ -123,7 +123,7 @@ func TestCancelStopsEverything(t *testing.T) {
 	}()
 	start := time.Now()
 	_, err := f.tool.Run(ctx, call("echo started; ./spawn.sh"))
-	if err == nil || !strings.Contains(err.Error(), "[cancelled]") || !strings.Contains(err.Error(), "started") {
+	if err == nil || !strings.Contains(err.Error(), "[cancelled") || !strings.Contains(err.Error(), "started") {
 		t.Fatalf("want a cancellation with the output so far, got %v", err)
 	}
 	if time.Since(start) > 3*time.Second {
