@@ -162,3 +162,8 @@ func executable() string {
 	}
 	return p
 }
+
+// DisableNamespaces makes SelfCommand start copies without namespaces,
+// as on a system that refuses them: for benchmarks and tests of that
+// fallback.
+func (c *Confinement) DisableNamespaces() { c.ns.failed.Store(true) }

@@ -61,3 +61,15 @@ func BenchmarkPolicyCheck(b *testing.B) {
 		}
 	}
 }
+
+// The same program through a shell host started without namespaces
+// (Landlock alone), to show what the namespaces cost.
+func BenchmarkCallProgramNoNamespaces(b *testing.B) {
+	tl := benchTool(b)
+	tl.conf.DisableNamespaces()
+	for b.Loop() {
+		if o := tl.run(context.Background(), "/bin/true", tl.ws.Root(), nil); o.exit != 0 || o.err != nil {
+			b.Fatal(o)
+		}
+	}
+}
