@@ -653,7 +653,9 @@ func (e *env) snapshot() map[string]string {
 			sig += " " + fi.ModTime().UTC().Format(time.RFC3339Nano)
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			sig += fmt.Sprintf(" uid=%d gid=%d nlink=%d", st.Uid, st.Gid, st.Nlink)
+			// Not the link count: a hard link made to a file, or broken by
+			// a write that replaces it, leaves the file as it was.
+			sig += fmt.Sprintf(" uid=%d gid=%d", st.Uid, st.Gid)
 		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
