@@ -82,7 +82,14 @@ func helperMain(mode string, args []string) {
 	}
 	os.WriteFile(filepath.Join(dir, "escaped.pid.tmp"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	os.Rename(filepath.Join(dir, "escaped.pid.tmp"), filepath.Join(dir, "escaped.pid"))
-	time.Sleep(delay)
+	// Wait for the test to release it (after the call returned), or for
+	// delay: a marker then means it outlived the call, whatever the
+	// machine's speed.
+	for end := time.Now().Add(delay); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			break
+		}
+	}
 	os.WriteFile(filepath.Join(dir, "escaped.marker"), []byte(fmt.Sprintf("process %d outlived the command\n", os.Getpid())), 0o644)
 }
 
@@ -99,11 +106,17 @@ func escaper(t *testing.T, dir, delay string, extra ...string) string {
 		dir, self, dir, delay, strings.Join(extra, " "), dir)
 }
 
-// noMarker checks, after the escaped process's delay has passed, that it
-// did not live to write its marker.
-func noMarker(t *testing.T, dir string, delay time.Duration) {
+// noMarker releases the escaped process (it writes its marker as soon as
+// it sees dir/release, made only now that the call has returned), waits for
+// it to be dead, and checks that it did not live to write its marker.
+// Nothing here depends on the machine's speed: a process alive when the
+// call returned writes the marker.
+func noMarker(t *testing.T, dir string, pid int) {
 	t.Helper()
-	time.Sleep(delay + 500*time.Millisecond)
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, pid)
 	if b, err := os.ReadFile(filepath.Join(dir, "escaped.marker")); err == nil {
 		t.Errorf("a process the command started outlived it: %s", b)
 	}
@@ -120,12 +133,11 @@ func TestDetachedProcessesDieWithTheCall(t *testing.T) {
 			if tamper {
 				extra = []string{"tamper"}
 			}
-			res, err := f.tool.Run(context.Background(), call(escaper(t, "e", "700ms", extra...)))
+			res, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s", extra...)))
 			if err != nil || !strings.Contains(res.Output, "launched") {
 				t.Fatalf("%q %v", res.Output, err)
 			}
-			waitDead(t, readPid(t, filepath.Join(f.ws, "e", "escaped.pid")))
-			noMarker(t, filepath.Join(f.ws, "e"), 700*time.Millisecond)
+			noMarker(t, filepath.Join(f.ws, "e"), readPid(t, filepath.Join(f.ws, "e", "escaped.pid")))
 		})
 	}
 }
@@ -140,7 +152,9 @@ os.setsid()
 if os.fork(): os._exit(0)
 for fd in (0, 1, 2): os.close(fd)
 open("escaped.pid.tmp", "w").write(str(os.getpid())); os.rename("escaped.pid.tmp", "escaped.pid")
-time.sleep(0.7)
+for _ in range(3000):
+    if os.path.exists("release"): break
+    time.sleep(0.01)
 open("escaped.marker", "w").write("python outlived the command\n")
 `,
 		"perl": `use POSIX;
@@ -149,7 +163,7 @@ POSIX::setsid();
 exit 0 if fork;
 close STDIN; close STDOUT; close STDERR;
 open(my $f, ">", "escaped.pid.tmp"); print $f $$; close $f; rename "escaped.pid.tmp", "escaped.pid";
-select(undef, undef, undef, 0.7);
+for (1..3000) { last if -e "release"; select(undef, undef, undef, 0.01); }
 open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; close $m;
 `,
 	}
@@ -166,8 +180,7 @@ open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; clos
 			if err != nil || !strings.Contains(res.Output, "launched") {
 				t.Fatalf("%q %v", res.Output, err)
 			}
-			waitDead(t, readPid(t, filepath.Join(f.ws, "escaped.pid")))
-			noMarker(t, f.ws, 700*time.Millisecond)
+			noMarker(t, f.ws, readPid(t, filepath.Join(f.ws, "escaped.pid")))
 		})
 	}
 }
