@@ -95,6 +95,10 @@ type launchConfig struct {
 	TagLocks  uint64 `json:"tag_locks,omitempty"`
 	TagRTTime uint64 `json:"tag_rttime,omitempty"`
 	Path      string `json:"path"`
+	// Env is the program's environment. The launcher itself runs without
+	// it: variables the dynamic loader obeys (LD_PRELOAD, LD_AUDIT, …)
+	// would otherwise run code in the launcher before it is confined.
+	Env []string `json:"env,omitempty"`
 }
 
 // Command returns a command that runs the program at path (absolute) with
@@ -162,7 +166,7 @@ func MaybeRunLauncher() {
 		launcherFail(fmt.Errorf("bad launch configuration: %v", err))
 	}
 	// os.Args: launchArg0, argv...
-	launch(cfg, os.Args[1:], stripLaunchEnv(os.Environ()))
+	launch(cfg, os.Args[1:], cfg.Env)
 }
 
 func init() { MaybeRunLauncher() }

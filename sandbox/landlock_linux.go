@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -51,14 +52,23 @@ func (c *Confinement) Status() Status {
 }
 
 func launcherCommand(cfg launchConfig, argv, env []string) (*exec.Cmd, error) {
+	cfg.Env = stripLaunchEnv(env)
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
+	// The launcher's own environment: only the marker and the group id
+	// (which marks it as the call's before its limits are set).
+	own := []string{launchEnv + "=" + string(raw)}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, groupEnv+"=") {
+			own = append(own, kv)
+		}
+	}
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
 		Args: append([]string{launchArg0}, argv...),
-		Env:  append(stripLaunchEnv(env), launchEnv+"="+string(raw)),
+		Env:  own,
 	}
 	return cmd, nil
 }

@@ -234,3 +234,46 @@ func TestLaunchMarkerDoesNotLeak(t *testing.T) {
 		t.Errorf("the launcher's marker reached the program:\n%s", out)
 	}
 }
+
+// A library named by LD_PRELOAD runs in the confined program, never in the
+// launcher before it is confined: the launcher runs without the program's
+// environment (the red team's finding: hearth is dynamically linked).
+func TestLoaderVariablesDoNotReachTheLauncher(t *testing.T) {
+	requireLandlock(t, 1)
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler")
+	}
+	ws, outside := t.TempDir(), t.TempDir()
+	marker := filepath.Join(outside, "preloaded")
+	src := filepath.Join(ws, "evil.c")
+	so := filepath.Join(ws, "evil.so")
+	code := `#include <stdio.h>
+__attribute__((constructor)) static void evil(void) { FILE *f = fopen("` + marker + `", "a"); if (f) { fputs("ran\n", f); fclose(f); } }`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src).CombinedOutput(); err != nil {
+		t.Skipf("cannot build a shared library: %v %s", err, out)
+	}
+	// The control: unconfined, the library runs and writes the marker.
+	ctl := exec.Command("/bin/true")
+	ctl.Env = append(os.Environ(), "LD_PRELOAD="+so)
+	if err := ctl.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Skip("LD_PRELOAD does not run here; the test proves nothing")
+	}
+	os.Remove(marker)
+
+	c := &Confinement{Writable: []string{ws}}
+	cmd, err := c.Command("/bin/true", []string{"true"}, append(os.Environ(), "LD_PRELOAD="+so, "LD_AUDIT="+so))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Run()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a preloaded library wrote outside the workspace: it ran before the confinement")
+	}
+}
