@@ -138,6 +138,17 @@ func mountView(cfg selfConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("private mounts: %v", err)
 	}
+	// Everything read-only, then the writable directories writable again:
+	// Landlock has no right for chmod, chown, utime or extended
+	// attributes, which a read-only mount refuses.
+	if err := readOnlyEverywhere(); err != nil {
+		return err
+	}
+	for _, w := range cfg.Writable {
+		if err := bindWritable(w); err != nil {
+			return err
+		}
+	}
 	for _, p := range cfg.ReadOnly {
 		if err := bindReadOnly(p); err != nil {
 			return err
@@ -181,6 +192,68 @@ func cover(p string) error {
 	}
 	if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|lockedFlags(p), ""); err != nil {
 		return fmt.Errorf("hiding %s: %v", p, err)
+	}
+	return nil
+}
+
+// readOnlyEverywhere remounts every mount of this namespace read-only.
+// The root must take it; a mount this process cannot reach (hidden under
+// another) is left as it is, since nothing can reach it through a path.
+func readOnlyEverywhere() error {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("reading the mounts: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		err := unix.Mount("", mp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|lockedFlags(mp), "")
+		if err != nil && mp == "/" {
+			return fmt.Errorf("making / read-only: %v", err)
+		}
+	}
+	return nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v byte
+			ok := true
+			for _, c := range s[i+1 : i+4] {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				v = v*8 + byte(c-'0')
+			}
+			if ok {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// bindWritable binds w over itself, writable (below the read-only
+// mounts): a new mount, which takes the flags given here.
+func bindWritable(w string) error {
+	if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("making %s writable: %v", w, err)
+	}
+	if err := unix.Mount("", w, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV|(lockedFlags(w)&^unix.MS_RDONLY), ""); err != nil {
+		return fmt.Errorf("making %s writable: %v", w, err)
 	}
 	return nil
 }

@@ -371,3 +371,60 @@ func TestReadOnlyGitIsExplained(t *testing.T) {
 		t.Fatalf("a failed commit is not explained:\n%s", res.Output)
 	}
 }
+
+// Landlock has no right for changing a file's mode, owner, times or
+// extended attributes: the host's read-only mounts refuse them outside the
+// writable directories.
+func TestNoMetadataChangesOutside(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	f := newFixture(t, false)
+	needNamespaces(t, f)
+	victim := filepath.Join(f.out, "victim")
+	before := f.snapshot(t)
+	fi0, err := os.Stat(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := f.run(t, py+` -c '
+import os, sys
+v = sys.argv[1]
+for what, f in (("chmod", lambda: os.chmod(v, 0o777)), ("utime", lambda: os.utime(v, (1, 1))),
+                 ("chown", lambda: os.chown(v, 65534, 65534)), ("xattr", lambda: os.setxattr(v, "user.x", b"1"))):
+    try:
+        f(); print(what, "done")
+    except OSError as e:
+        print(what, "refused", e.errno)
+' `+victim+`; echo hi > /dev/null && echo devnull-ok; touch inside && chmod 600 inside && echo inside-ok`)
+	if after := f.snapshot(t); after != before {
+		t.Errorf("metadata outside the workspace changed:\n%s", o.output)
+	}
+	if fi, _ := os.Stat(victim); fi.ModTime() != fi0.ModTime() || fi.Mode() != fi0.Mode() {
+		t.Errorf("the victim's mode or time changed: %v %v", fi.Mode(), fi.ModTime())
+	}
+	for _, want := range []string{"devnull-ok", "inside-ok"} {
+		if !strings.Contains(o.output, want) {
+			t.Errorf("%s missing: writing /dev/null or the workspace broke:\n%s", want, o.output)
+		}
+	}
+}
+
+// Where the system refuses namespaces, commands still run, confined by
+// Landlock alone, and the host says what is missing.
+func TestWithoutNamespaces(t *testing.T) {
+	f := newFixture(t, false)
+	f.tool.conf.DisableNamespaces()
+	before := f.snapshot(t)
+	o := f.run(t, "echo hi > x && cat x && awk 'BEGIN { print \"pwned\" > \""+filepath.Join(f.out, "victim")+"\" }'")
+	if !strings.Contains(o.output, "hi") {
+		t.Fatalf("the command did not run: %+v", o)
+	}
+	if f.snapshot(t) != before {
+		t.Fatal("a write outside the workspace got through Landlock")
+	}
+	if f.tool.hostStatus.Namespaced || len(f.tool.hostStatus.Problems) == 0 {
+		t.Errorf("the host's report does not say namespaces are missing: %+v", f.tool.hostStatus)
+	}
+}
