@@ -428,3 +428,37 @@ func TestWithoutNamespaces(t *testing.T) {
 		t.Errorf("the host's report does not say namespaces are missing: %+v", f.tool.hostStatus)
 	}
 }
+
+// A repository made at the workspace root by a command, where there was
+// none, is moved aside before the user can run git there: the kernel could
+// not keep it read-only, since it did not exist when the command started.
+func TestNewRepositoryAtTheRootMovedAside(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	marker := ""
+	for _, c := range []struct{ name, cmd string }{
+		{"git init and a planted fsmonitor", "git init -q . && git config core.fsmonitor 'touch {out}/planted'"},
+		{"a gitdir file", "awk 'BEGIN { print \"gitdir: sub/repo\" > \".git\" }' && mkdir -p sub && git init -q --bare sub/repo && git --git-dir=sub/repo config core.fsmonitor 'touch {out}/planted'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			marker = filepath.Join(f.out, "planted")
+			res, err := f.tool.Run(context.Background(), call(f.expand(c.cmd)))
+			if !strings.Contains(res.Output, "Hearth moved it to") {
+				t.Errorf("the result does not say the repository was moved aside:\n%s\n%v", res.Output, err)
+			}
+			if _, err := os.Lstat(filepath.Join(f.ws, ".git")); err == nil {
+				t.Fatal(".git is still at the workspace root")
+			}
+			cmd := exec.Command(git, "status")
+			cmd.Dir = f.ws
+			cmd.Env = append(os.Environ(), "HOME="+f.home, "GIT_CEILING_DIRECTORIES="+filepath.Dir(f.ws))
+			_, _ = cmd.CombinedOutput()
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the user's git status ran the planted fsmonitor")
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -204,6 +205,11 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		o.err = fmt.Errorf("starting the command: %v", err)
 		return o
 	}
+	// A .git the workspace root did not have: nothing could be mounted
+	// read-only over it, so it is checked after the call (newRepository).
+	gitPath := filepath.Join(t.policy.Workspace, ".git")
+	_, statErr := os.Lstat(gitPath)
+	hadGit := statErr == nil
 	cmd, err := t.conf.SelfCommand(group, []string{hostArg0}, hostEnv(t.env))
 	if err != nil {
 		o.err = err
@@ -285,6 +291,9 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	repR.Close()
 	hasReport := len(repRaw) > 0 && json.Unmarshal(repRaw, &rep) == nil
 
+	if !hadGit {
+		o.notice = newRepository(gitPath)
+	}
 	o.output, o.total, o.dropped = out.close()
 	o.duration = time.Since(start)
 	if hasReport {
@@ -313,6 +322,23 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	// No report: the host died (out of memory or threads, killed).
 	o.err = fmt.Errorf("%s\n[the shell stopped before the command finished (%v): a fork bomb or a runaway command?]", strings.TrimRight(o.output, "\n"), waitErr)
 	return o
+}
+
+// newRepository moves aside a .git that a command made at the workspace
+// root during the call (a git init, or a gitdir: file): what it holds —
+// hooks, core.fsmonitor, a pager — would run outside the sandbox the next
+// time the user runs git there, and the kernel could not keep it read-only,
+// since it did not exist when the command started. It returns the note for
+// the output, or "".
+func newRepository(gitPath string) string {
+	if _, err := os.Lstat(gitPath); err != nil {
+		return ""
+	}
+	aside := fmt.Sprintf("%s.quarantined-%d", gitPath, time.Now().UnixNano())
+	if err := os.Rename(gitPath, aside); err != nil {
+		return fmt.Sprintf("[hearth: the command made %s, a git repository git would run hooks and settings from outside the sandbox, and Hearth could not move it aside (%v): check it before you run git here]", gitPath, err)
+	}
+	return fmt.Sprintf("[hearth: the command made %s; git runs what a repository holds (hooks, core.fsmonitor, a pager) when the user runs it, outside the sandbox, so Hearth moved it to %s. If the user asked for a new repository, ask them to run git init themselves]", gitPath, filepath.Base(aside))
 }
 
 // hostEnv is the environment the host starts with: only what the Go

@@ -48,7 +48,8 @@ type outcome struct {
 	timeout  time.Duration
 	limit    int64
 	duration time.Duration
-	noNet    bool // the network was denied
+	noNet    bool   // the network was denied
+	notice   string // what Hearth did after the command, for the model
 }
 
 // result turns an outcome into what the model sees. A command that ran and
@@ -62,6 +63,9 @@ func (o outcome) result() (tool.Result, error) {
 			b.WriteByte('\n')
 		}
 		b.WriteString(s)
+	}
+	if o.notice != "" {
+		note(o.notice + "\n")
 	}
 	switch {
 	case o.err != nil:
