@@ -55,6 +55,9 @@ type selfConfig struct {
 	UserNS     bool `json:"userns,omitempty"`
 	UID        int  `json:"uid,omitempty"`
 	GID        int  `json:"gid,omitempty"`
+
+	// onExecThread is ConfineSelf's caller's: see ConfineSelfFor.
+	onExecThread func(func())
 }
 
 // SelfReport is what ConfineSelf applied, for the copy to pass back.
@@ -121,7 +124,14 @@ func (c *Confinement) StartSelf(cmd *exec.Cmd) error {
 // process, on every thread, for good, and removes it from the
 // environment. A process that was not started by SelfCommand gets an
 // error and must not go on: it would run unconfined.
-func ConfineSelf() (SelfReport, error) {
+func ConfineSelf() (SelfReport, error) { return ConfineSelfFor(nil) }
+
+// ConfineSelfFor is ConfineSelf for a process that starts every program
+// from one OS thread: onExec runs a function on that thread (locked to it).
+// What matters only to exec (the capability bounding set) is then applied
+// to that thread alone, which saves some 5 ms; every other rule still holds
+// on every thread.
+func ConfineSelfFor(onExec func(func())) (SelfReport, error) {
 	raw, ok := os.LookupEnv(selfEnv)
 	if !ok {
 		return SelfReport{}, errors.New("sandbox: not started by SelfCommand")
@@ -131,6 +141,7 @@ func ConfineSelf() (SelfReport, error) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		return SelfReport{}, fmt.Errorf("sandbox: bad configuration: %v", err)
 	}
+	cfg.onExecThread = onExec
 	return confineSelf(cfg)
 }
 

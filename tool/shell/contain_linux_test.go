@@ -462,3 +462,25 @@ func TestNewRepositoryAtTheRootMovedAside(t *testing.T) {
 		})
 	}
 }
+
+// A program cannot attach to the shell host that runs it (to change its
+// checks or its report): the host is not dumpable.
+func TestHostCannotBeTraced(t *testing.T) {
+	f := newFixture(t, false)
+	o := f.run(t, `cat /proc/$PPID/status > /dev/null; head -c 1 /proc/$$/mem > m 2>/dev/null; echo "mem=$?"; ls -l /proc/$$/mem`)
+	_ = o
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	// ptrace(PTRACE_ATTACH, parent) from a program the host started.
+	o = f.run(t, py+` -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, os.getppid(), 0, 0)
+print("attach", r, ctypes.get_errno())
+'`)
+	if !strings.Contains(o.output, "attach -1") {
+		t.Fatalf("a program attached to the shell host:\n%s", o.output)
+	}
+}

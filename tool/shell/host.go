@@ -73,7 +73,10 @@ func hostMain() int {
 	// The spawner thread exists before confinement, so that it is
 	// confined with the others (psx applies Landlock to every thread).
 	spawner := newSpawner()
-	rep, err := sandbox.ConfineSelf()
+	rep, err := sandbox.ConfineSelfFor(spawner)
+	if err == nil {
+		err = protectHost()
+	}
 	if err != nil {
 		// Fail closed: nothing runs unconfined.
 		fmt.Fprintf(os.Stderr, "hearth: the sandbox could not be applied, so the command did not run: %v\n", err)

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package shell
+
+// protectHost does nothing outside Linux.
+func protectHost() error { return nil }
