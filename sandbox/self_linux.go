@@ -400,3 +400,33 @@ func lastCap() uintptr {
 	}
 	return n
 }
+
+// View returns what a copy's mounts are made from: which of the read-only
+// and hidden paths and daemon sockets exist, and what they are. A copy
+// started when View was different has the wrong mounts (a .git made since
+// is not read-only in it, a new secret location not hidden).
+func (c *Confinement) View() string {
+	var b strings.Builder
+	add := func(p string) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil {
+			b.WriteString("-\n")
+			return
+		}
+		fmt.Fprintf(&b, "%d:%d:%o\n", st.Dev, st.Ino, st.Mode&unix.S_IFMT)
+	}
+	for _, p := range c.ReadOnly {
+		add(p)
+	}
+	for _, p := range c.Hidden {
+		add(p)
+	}
+	uid := os.Getuid()
+	for _, s := range daemonSockets {
+		if strings.Contains(s, "%d") {
+			s = fmt.Sprintf(s, uid)
+		}
+		add(s)
+	}
+	return b.String()
+}

@@ -18,3 +18,6 @@ func withoutNamespaces(*exec.Cmd) bool { return false }
 func confineSelf(cfg selfConfig) (SelfReport, error) {
 	return SelfReport{Problems: []string{"not confined: OS-level confinement needs Linux"}}, nil
 }
+
+// View is empty outside Linux: copies have no mounts of their own.
+func (c *Confinement) View() string { return "" }

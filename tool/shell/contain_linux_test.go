@@ -484,3 +484,28 @@ print("attach", r, ctypes.get_errno())
 		t.Fatalf("a program attached to the shell host:\n%s", o.output)
 	}
 }
+
+// The spare host was confined when the workspace had no .git: once the
+// user makes one, the spare's mounts are stale and it must not be used.
+func TestSpareHostNotUsedWithStaleMounts(t *testing.T) {
+	f := newFixture(t, false)
+	needNamespaces(t, f) // runs a command: a spare starts behind it
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		f.tool.spareMu.Lock()
+		ready := f.tool.spare != nil
+		f.tool.spareMu.Unlock()
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no spare host was started (a hang detector, not a speed test)")
+		}
+	}
+	cfg := "[core]\n\tbare = false\n"
+	writeFile(t, filepath.Join(f.ws, ".git", "config"), cfg)
+	writeFile(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	f.run(t, `awk 'BEGIN { print "[core]\n\tfsmonitor = touch /tmp/x" >> ".git/config" }'`)
+	if got := readFile(t, filepath.Join(f.ws, ".git", "config")); got != cfg {
+		t.Fatalf("a host made before .git existed wrote it: %q", got)
+	}
+}

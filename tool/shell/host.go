@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -180,64 +181,25 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	defer cancelTimeout()
 
 	out := newOutput(t.cfg.OutputCap, t.cfg.OutputLimit, progress, func() { cancel(errOutputLimit) })
-	group := sandbox.NewGroup()
-	defer func() {
-		if left := group.Close(); left > 0 {
-			t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
-		}
-	}()
-
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		o.err = fmt.Errorf("starting the command: %v", err)
-		return o
-	}
-	jobR, jobW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		o.err = fmt.Errorf("starting the command: %v", err)
-		return o
-	}
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		jobR.Close()
-		jobW.Close()
-		o.err = fmt.Errorf("starting the command: %v", err)
-		return o
-	}
 	// A .git the workspace root did not have: nothing could be mounted
 	// read-only over it, so it is checked after the call (newRepository).
 	gitPath := filepath.Join(t.policy.Workspace, ".git")
 	_, statErr := os.Lstat(gitPath)
 	hadGit := statErr == nil
-	cmd, err := t.conf.SelfCommand(group, []string{hostArg0}, hostEnv(t.env))
+
+	h, err := t.takeHost()
 	if err != nil {
-		o.err = err
-		return o
-	}
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{jobR, repW}
-	err = t.conf.StartSelf(cmd)
-	outW.Close()
-	jobR.Close()
-	repW.Close()
-	if err != nil {
-		outR.Close()
-		jobW.Close()
-		repR.Close()
 		o.err = fmt.Errorf("starting the command: %v", err)
 		return o
 	}
-	group.Started(cmd.Process.Pid)
-	// Before the host has its job, it has started nothing: its pids
-	// cgroup, where the system allows one, holds everything the command
-	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
-	// bind, stops there and not at the machine's last pid).
-	group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
+	// The next command's host starts now, while this one runs.
+	go t.prepareSpare()
+	cmd, group, outR, jobW, repR := h.cmd, h.group, h.outR, h.jobW, h.repR
+	defer func() {
+		if left := group.Close(); left > 0 {
+			t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
+		}
+	}()
 
 	// The job goes in; the output and the report come out.
 	pol := *t.policy
@@ -325,6 +287,124 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	// No report: the host died (out of memory or threads, killed).
 	o.err = fmt.Errorf("%s\n[the shell stopped before the command finished (%v): a fork bomb or a runaway command?]", strings.TrimRight(o.output, "\n"), waitErr)
 	return o
+}
+
+// hostProc is a shell host started and confined, waiting for its job on
+// its pipe: the one a command takes, or the spare the next command will.
+type hostProc struct {
+	cmd   *exec.Cmd
+	group *sandbox.Group
+	outR  *os.File // its standard output and error
+	jobW  *os.File // its job
+	repR  *os.File // its report
+	// view is what its mounts were made from (sandbox.Confinement.View):
+	// a spare is used only while that is unchanged.
+	view string
+}
+
+// startHost starts a shell host in the workspace root. It confines itself
+// and waits for its job.
+func (t *Tool) startHost() (*hostProc, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	jobR, jobW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		jobR.Close()
+		jobW.Close()
+		return nil, err
+	}
+	group := sandbox.NewGroup()
+	view := t.conf.View()
+	cmd, err := t.conf.SelfCommand(group, []string{hostArg0}, hostEnv(t.env))
+	if err == nil {
+		cmd.Dir = t.policy.Workspace
+		cmd.Stdout, cmd.Stderr = outW, outW
+		cmd.ExtraFiles = []*os.File{jobR, repW}
+		err = t.conf.StartSelf(cmd)
+	}
+	outW.Close()
+	jobR.Close()
+	repW.Close()
+	if err != nil {
+		outR.Close()
+		jobW.Close()
+		repR.Close()
+		group.Close()
+		return nil, err
+	}
+	group.Started(cmd.Process.Pid)
+	// Before the host has its job, it has started nothing: its pids
+	// cgroup, where the system allows one, holds everything the command
+	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
+	// bind, stops there and not at the machine's last pid).
+	group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
+	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view}, nil
+}
+
+// discard stops a host that was never given a job.
+func (h *hostProc) discard() {
+	h.jobW.Close() // the host reads EOF and exits
+	signalGroup(h.cmd.Process, true)
+	_ = h.cmd.Wait()
+	h.outR.Close()
+	h.repR.Close()
+	h.group.Close()
+}
+
+// takeHost returns the spare host when it was made from what the
+// filesystem still holds, or starts a new one.
+func (t *Tool) takeHost() (*hostProc, error) {
+	t.spareMu.Lock()
+	h := t.spare
+	t.spare = nil
+	t.spareMu.Unlock()
+	if h != nil {
+		if h.view == t.conf.View() {
+			return h, nil
+		}
+		// .git, .hearth, a secret location or a daemon's socket came or
+		// went since it started: its mounts no longer match.
+		h.discard()
+	}
+	return t.startHost()
+}
+
+// prepareSpare starts the next command's host, unless there is one or the
+// tool is closed.
+func (t *Tool) prepareSpare() {
+	t.spareMu.Lock()
+	if t.spare != nil || t.closed || t.preparing {
+		t.spareMu.Unlock()
+		return
+	}
+	t.preparing = true
+	t.prepared.Add(1)
+	t.spareMu.Unlock()
+	defer t.prepared.Done()
+	h, err := t.startHost()
+	t.spareMu.Lock()
+	t.preparing = false
+	if err != nil {
+		t.spareMu.Unlock()
+		return
+	}
+	if t.spare != nil || t.closed {
+		t.spareMu.Unlock()
+		h.discard()
+		return
+	}
+	t.spare = h
+	t.spareMu.Unlock()
 }
 
 // newRepository moves aside a .git that a command made at the workspace

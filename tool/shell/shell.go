@@ -141,6 +141,15 @@ type Tool struct {
 	hostOnce   sync.Once
 	hostStatus sandbox.SelfReport
 
+	// spare is a shell host started and confined ahead of the next
+	// command (its start is most of a command's fixed cost); Close stops
+	// it.
+	spareMu   sync.Mutex
+	spare     *hostProc
+	preparing bool
+	prepared  sync.WaitGroup // prepareSpare calls under way
+	closed    bool
+
 	// execHook, when set (tests), runs each program instead of starting
 	// it: the dry run that lets hostile tests prove a refusal happens
 	// before anything executes.
@@ -334,6 +343,15 @@ func lookupEnv(env []string, name string) string {
 func (t *Tool) Close() error {
 	var err error
 	t.closeOnce.Do(func() {
+		t.spareMu.Lock()
+		t.closed = true
+		h := t.spare
+		t.spare = nil
+		t.spareMu.Unlock()
+		if h != nil {
+			h.discard()
+		}
+		t.prepared.Wait() // a spare being started is discarded by its starter
 		// Make everything removable first: commands may leave read-only
 		// directories (Go's module cache does).
 		_ = filepath.WalkDir(t.tmp, func(p string, d fs.DirEntry, err error) error {
