@@ -1153,10 +1153,11 @@ type watcher struct {
 	seen   map[string]bool
 	once   sync.Once
 	done   chan struct{}
+	quit   chan struct{} // closed by stop; the reader closes fd once it has left
 }
 
 func (e *env) watchOutside() *watcher {
-	w := &watcher{dirs: map[int]string{}, seen: map[string]bool{}, done: make(chan struct{})}
+	w := &watcher{dirs: map[int]string{}, seen: map[string]bool{}, done: make(chan struct{}), quit: make(chan struct{})}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		e.t.Logf("inotify: %v (transient writes outside are not watched)", err)
@@ -1186,9 +1187,14 @@ func (e *env) watchOutside() *watcher {
 		for {
 			n, err := unix.Read(fd, buf)
 			if err == unix.EAGAIN {
+				// The fd is closed only after this goroutine has left
+				// (stop): a closed fd's number can be reused by another
+				// test's file at once, whose bytes are no inotify events.
 				select {
 				case <-time.After(20 * time.Millisecond):
 					continue
+				case <-w.quit:
+					return
 				}
 			}
 			if err != nil || n <= 0 {
@@ -1196,6 +1202,9 @@ func (e *env) watchOutside() *watcher {
 			}
 			for off := 0; off+unix.SizeofInotifyEvent <= n; {
 				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				if off+unix.SizeofInotifyEvent+int(ev.Len) > n {
+					break // not a whole event: never read past what came
+				}
 				name := ""
 				if ev.Len > 0 {
 					name = strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
@@ -1231,8 +1240,9 @@ func (w *watcher) stop() []string {
 	w.once.Do(func() {
 		if w.fd >= 0 {
 			time.Sleep(50 * time.Millisecond)
-			unix.Close(w.fd)
+			close(w.quit)
 			<-w.done
+			unix.Close(w.fd)
 		}
 		w.mu.Lock()
 		out = w.events

@@ -129,7 +129,7 @@ func (g *Group) limits() (uint64, uint64) {
 // Signal sends sig to every live process of the group; it returns how many
 // were signalled.
 func (g *Group) Signal(sig syscall.Signal) int {
-	n := 0
+	n := g.signalCgroup(sig)
 	for _, p := range g.members(false) {
 		if !p.dead() {
 			if signalProc(p, sig) {
@@ -168,6 +168,11 @@ func (g *Group) Close() int {
 	g.mu.Unlock()
 	left := 0
 	if started {
+		// The cgroup first: it holds every process of the call, and
+		// killing through it keeps up with a fork bomb, where a walk of
+		// /proc does not. The walk then finds what is outside it (none,
+		// unless there is no cgroup) and reaps what Hearth adopted.
+		g.killCgroup(3 * closeTimeout)
 		left = g.kill(closeTimeout)
 	}
 	g.removeCgroup()

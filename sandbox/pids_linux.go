@@ -4,6 +4,8 @@ package sandbox
 
 import (
 	"errors"
+
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,5 +103,61 @@ func (g *Group) removeCgroup() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond) // the last exits are being reaped
+	}
+}
+
+// cgroupPids returns the processes in g's pids cgroup ("" : none).
+func cgroupPids(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// signalCgroup signals every process in g's pids cgroup, if it has one,
+// and returns how many there were. No process can leave the cgroup (its
+// files are outside what a confined process may write), so this reaches
+// all of them, however fast they fork or far they detach.
+func (g *Group) signalCgroup(sig unix.Signal) int {
+	g.mu.Lock()
+	dir := g.cgroup
+	g.mu.Unlock()
+	pids := cgroupPids(dir)
+	for _, pid := range pids {
+		_ = unix.Kill(pid, sig)
+	}
+	return len(pids)
+}
+
+// killCgroup kills everything in g's pids cgroup until it is empty, for at
+// most timeout: a fork bomb forks while it is killed, but only up to the
+// cgroup's limit, so each round leaves fewer. It reports whether the
+// cgroup is empty.
+func (g *Group) killCgroup(timeout time.Duration) bool {
+	g.mu.Lock()
+	dir := g.cgroup
+	g.mu.Unlock()
+	if dir == "" {
+		return true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if g.signalCgroup(unix.SIGKILL) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -509,3 +511,52 @@ func TestSpareHostNotUsedWithStaleMounts(t *testing.T) {
 		t.Fatalf("a host made before .git existed wrote it: %q", got)
 	}
 }
+
+// A fork bomb whose processes detach (setsid) and fork without end: when
+// the call ends, none is left, however fast it forks. Root only: others
+// are bound by RLIMIT_NPROC, and root's bomb by the call's pids cgroup.
+func TestForkBombLeavesNothing(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("root's fork bombs are bound by the cgroup; see TestProcessLimitBindsRoot")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	f := newFixture(t, false, func(c *Config) { c.MaxProcs = 16; c.Timeout = 2 * time.Second })
+	token := fmt.Sprintf("bomb-%d", time.Now().UnixNano())
+	f.run(t, py+` -c '
+import os, time
+while True:
+    try:
+        if os.fork() == 0:
+            os.setsid()
+    except OSError:
+        time.sleep(0.001)
+' `+token)
+	var left []string
+	for range 3 { // a process being torn down may still show for a moment
+		left = left[:0]
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && strings.Contains(string(b), token) {
+				if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+					left = append(left, e.Name())
+				}
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		for _, p := range left {
+			syscall.Kill(atoi(p), syscall.SIGKILL)
+		}
+		t.Fatalf("%d processes of the fork bomb outlived the call", len(left))
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
