@@ -19,11 +19,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,8 +41,6 @@ const (
 	liveVersion = "0.17.4"
 	// liveTimeout bounds every call, so that nothing can hang.
 	liveTimeout = 60 * time.Second
-	// livePromptly is how long a cancelled stream may take to end.
-	livePromptly = 5 * time.Second
 )
 
 // What the peer's models are, as its Modelfile and GGUF files say.
@@ -931,22 +931,138 @@ func TestIntegrationContextLength(t *testing.T) {
 	})
 }
 
-// TestIntegrationCancel checks that a stream ends promptly, with
-// CodeCancelled, when its context is cancelled, and that breaking out of
-// the loop ends it at once.
+// liveGentleClient returns an HTTP client for a provider whose streams are
+// cut short (a cancel, a break), and a count of the chat responses the
+// provider has closed.
+//
+// It exists because of a bug in the peer's Ollama (0.17.4): when a client
+// goes away while the model is still generating, the chat handler returns
+// but its generating goroutine stays blocked for ever on an unbuffered
+// channel send (server/routes.go, `ch <- res`, called from
+// llm.(*llmServer).Completion) while holding the model's only slot (the
+// runner's semaphore); every later request to that model then waits in
+// sem.Acquire until the server is restarted. A goroutine dump of a wedged
+// server shows exactly that. So that the tests cannot wedge the shared
+// peer, this client never hangs up mid-reply: the provider sees what it
+// would see on a cancel (a read that fails with the context's error as soon
+// as the context is done) and on Close (the body is closed, counted), while
+// underneath, the rest of the reply is read to its end and thrown away.
+func liveGentleClient(t *testing.T) (*http.Client, *atomic.Int64) {
+	var closed atomic.Int64
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	return &http.Client{Transport: &gentleTransport{closed: &closed, wg: &wg}}, &closed
+}
+
+type gentleTransport struct {
+	closed *atomic.Int64
+	wg     *sync.WaitGroup
+}
+
+func (g *gentleTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.URL.Path, "/chat") && !strings.HasSuffix(req.URL.Path, "/chat/completions") {
+		return http.DefaultTransport.RoundTrip(req) // not a reply (the native provider's /api/show)
+	}
+	// The connection must not follow the caller's context, which the
+	// transport would close on a cancel: the caller's cancel reaches the
+	// provider through gentleBody instead. (These tests cancel only after
+	// the first event, when the headers have come.)
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(req.Context()), liveTimeout)
+	resp, err := http.DefaultTransport.RoundTrip(req.Clone(dctx))
+	if err != nil {
+		dcancel()
+		return nil, err
+	}
+	// From here on the body is read in the background to its end
+	// (bounded by liveTimeout) whatever the caller does.
+	pr, pw := io.Pipe()
+	raw := resp.Body
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer dcancel()
+		defer raw.Close()
+		stop := time.AfterFunc(liveTimeout, func() {
+			raw.Close()
+			pr.CloseWithError(errors.New("the reply did not end within the time limit"))
+		})
+		defer stop.Stop()
+		_, err := io.Copy(pw, raw)
+		pw.CloseWithError(err)
+		io.Copy(io.Discard, raw) // once the reader has gone
+	}()
+	resp.Body = &gentleBody{ctx: req.Context(), pr: pr, closed: g.closed}
+	return resp, nil
+}
+
+// gentleBody is what the provider reads: the reply, until its context ends.
+type gentleBody struct {
+	ctx    context.Context
+	pr     *io.PipeReader
+	closed *atomic.Int64
+	once   sync.Once
+}
+
+func (b *gentleBody) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	buf := make([]byte, len(p))
+	done := make(chan result, 1)
+	go func() {
+		n, err := b.pr.Read(buf)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		copy(p, buf[:r.n])
+		return r.n, r.err
+	case <-b.ctx.Done():
+		// The pending read ends when the next piece comes or the pipe is
+		// closed; its data is dropped, as a closed connection drops it.
+		return 0, b.ctx.Err()
+	}
+}
+
+// Close lets the background reader drain the rest of the reply.
+func (b *gentleBody) Close() error {
+	b.once.Do(func() {
+		b.closed.Add(1)
+		b.pr.CloseWithError(errors.New("closed by the provider"))
+	})
+	return nil
+}
+
+// liveGentle returns the dialect's provider with a gentle client (see
+// liveGentleClient), and its count of closed bodies.
+func liveGentle(t *testing.T, d liveDialect) (llm.Provider, *atomic.Int64) {
+	hc, closed := liveGentleClient(t)
+	if d.native {
+		return ollama.New(ollama.Options{BaseURL: d.base, MaxRetries: -1, HTTPClient: hc}), closed
+	}
+	return openai.New(openai.Options{BaseURL: d.base, MaxRetries: -1, HTTPClient: hc}), closed
+}
+
+// TestIntegrationCancel checks that a stream cancelled mid-reply or before
+// its first byte ends with CodeCancelled instead of the reply, and that
+// breaking out of the loop ends the stream and closes the response. How
+// soon is not asserted (a loaded machine makes any bound wrong); a stream
+// that did not end would run into liveTimeout.
 func TestIntegrationCancel(t *testing.T) {
 	// Seed 1 makes tiny tell a long story (about 170 tokens) on both
 	// dialects, so the reply is still coming when the context is cancelled.
+	// At most 200 tokens: the gentle client reads the rest of a cut reply.
 	story := func(noStream bool) *llm.Request {
 		return &llm.Request{Model: "tiny", Messages: liveUser("Tell me a long story."), Seed: livePtr(1),
-			Temperature: livePtr(0.8), MaxTokens: 1000, NoStream: noStream}
+			Temperature: livePtr(0.8), MaxTokens: 200, NoStream: noStream}
 	}
 	// checkCancelled checks the end of a cancelled stream.
-	checkCancelled := func(t *testing.T, err error, took time.Duration) {
+	checkCancelled := func(t *testing.T, err error) {
 		t.Helper()
-		if took > livePromptly {
-			t.Errorf("the stream took %v to end after the cancel", took)
-		}
 		if err == nil {
 			t.Fatal("the stream ended without an error")
 		}
@@ -966,22 +1082,22 @@ func TestIntegrationCancel(t *testing.T) {
 		liveNeedModels(t, d.base, "tiny")
 
 		t.Run(d.name+"/mid-stream", func(t *testing.T) {
+			p, closed := liveGentle(t, d)
 			// The whole reply may, rarely, be read before the cancel takes
 			// effect; then try again.
 			for attempt := 1; attempt <= 3; attempt++ {
 				ctx, cancel := context.WithCancel(liveCtx(t))
-				var cancelled time.Time
-				var before, after int
+				cancelled := false
+				var after int
 				var streamErr error
-				for ev, err := range d.p.Chat(ctx, story(false)) {
+				for ev, err := range p.Chat(ctx, story(false)) {
 					if err != nil {
 						streamErr = err
 						break
 					}
-					if cancelled.IsZero() {
-						before++
+					if !cancelled {
 						cancel()
-						cancelled = time.Now()
+						cancelled = true
 						continue
 					}
 					after++
@@ -989,16 +1105,18 @@ func TestIntegrationCancel(t *testing.T) {
 						t.Logf("attempt %d: the reply was complete before the cancel took effect", attempt)
 					}
 				}
-				took := time.Since(cancelled)
 				cancel()
-				if cancelled.IsZero() {
+				if !cancelled {
 					t.Fatalf("no event before the stream ended (%v)", streamErr)
+				}
+				if closed.Load() != int64(attempt) {
+					t.Errorf("%d response(s) closed after %d stream(s)", closed.Load(), attempt)
 				}
 				if streamErr == nil && attempt < 3 {
 					continue
 				}
-				t.Logf("%d event(s) after the cancel; ended in %v", after, took)
-				checkCancelled(t, streamErr, took)
+				t.Logf("%d event(s) after the cancel", after)
+				checkCancelled(t, streamErr)
 				return
 			}
 		})
@@ -1009,12 +1127,9 @@ func TestIntegrationCancel(t *testing.T) {
 			prompt := fmt.Sprintf("%d %s", time.Now().UnixNano(), strings.Repeat("Pack my box with five dozen liquor jugs. ", 30))
 			ctx, cancel := context.WithCancel(liveCtx(t))
 			defer cancel()
-			var cancelled time.Time
-			var mu sync.Mutex
+			var cancelled atomic.Bool
 			timer := time.AfterFunc(200*time.Millisecond, func() {
-				mu.Lock()
-				cancelled = time.Now()
-				mu.Unlock()
+				cancelled.Store(true)
 				cancel()
 			})
 			defer timer.Stop()
@@ -1027,36 +1142,33 @@ func TestIntegrationCancel(t *testing.T) {
 				}
 				evs = append(evs, ev)
 			}
-			mu.Lock()
-			at := cancelled
-			mu.Unlock()
-			if at.IsZero() || len(evs) > 0 {
+			if !cancelled.Load() || len(evs) > 0 {
 				t.Skipf("the server answered within 200ms (%d events, %v): nothing to cancel before the first byte", len(evs), streamErr)
 			}
-			checkCancelled(t, streamErr, time.Since(at))
+			checkCancelled(t, streamErr)
 		})
 
 		t.Run(d.name+"/break", func(t *testing.T) {
-			start := time.Now()
-			var broke time.Time
-			for ev, err := range d.p.Chat(liveCtx(t), story(false)) {
+			p, closed := liveGentle(t, d)
+			events := 0
+			for _, err := range p.Chat(liveCtx(t), story(false)) {
 				if err != nil {
 					t.Fatalf("chat: %v", err)
 				}
-				_ = ev
-				broke = time.Now()
+				events++
 				break
 			}
-			if broke.IsZero() {
-				t.Fatal("no event")
+			if events != 1 {
+				t.Fatalf("%d events", events)
 			}
-			if took := time.Since(broke); took > livePromptly {
-				t.Errorf("the loop took %v to end after break", took)
+			// The provider closed the response as the loop ended (a
+			// stream left open would hold the server's only slot).
+			if n := closed.Load(); n != 1 {
+				t.Errorf("%d responses closed when the loop ended, want 1", n)
 			}
 			// The provider is still usable, and the server free.
-			resp, evs, err := liveChat(t, d.p, &llm.Request{Model: "tiny", Messages: liveUser("hi"), Seed: livePtr(7), MaxTokens: 8})
+			resp, evs, err := liveChat(t, p, &llm.Request{Model: "tiny", Messages: liveUser("hi"), Seed: livePtr(7), MaxTokens: 8})
 			liveCheckReply(t, resp, evs, err)
-			t.Logf("break and next call took %v", time.Since(start))
 		})
 	}
 }
