@@ -178,12 +178,14 @@ func TestInterruptExit130(t *testing.T) {
 	}
 }
 
+// waitUntil waits for ok to hold. Its limit only detects a hang: a loaded
+// machine may take many seconds to start a process.
 func waitUntil(t *testing.T, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !ok() {
 		if time.Now().After(deadline) {
-			t.Fatal("timed out")
+			t.Fatal("timed out (90 s) waiting for a condition")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
