@@ -65,7 +65,7 @@ func (s *server) begin() *attempt {
 	if s.state == StateClosed {
 		return nil
 	}
-	if s.attempt != nil {
+	if s.attempt != nil && s.state == StateStarting {
 		return s.attempt
 	}
 	if c := s.conn; c != nil {
@@ -121,20 +121,27 @@ func (s *server) start(at *attempt) {
 		s.starts++
 		s.makeTools()
 	}
-	s.attempt = nil
 	at.err = err
-	s.mu.Unlock()
 	if err != nil {
+		s.attempt = nil
+		s.mu.Unlock()
 		if err != errClosed {
 			s.m.log.Warn("mcp server did not start", "server", s.cfg.Name, "error", err)
 		}
 		close(at.done)
 		return
 	}
+	s.mu.Unlock()
 	s.m.log.Debug("mcp server ready", "server", s.cfg.Name, "tools", len(cat.tools), "took", s.startDur)
 	// Its tools are in the registries before anyone waiting hears that
-	// it is ready.
+	// it is ready: the attempt stays current until then, so that Wait,
+	// which looks for it, waits for them too.
 	s.m.publish(s)
+	s.mu.Lock()
+	if s.attempt == at {
+		s.attempt = nil
+	}
+	s.mu.Unlock()
 	close(at.done)
 	s.m.goFunc(func() { s.watch(c) })
 }
