@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,7 +19,9 @@ import (
 // The test binary doubles as fake MCP servers: with HEARTH_MCP_FAKE set it
 // serves (or pretends to) on stdio instead of running tests.
 //
-//	ok      a well-behaved server (see newFake), after HEARTH_FAKE_DELAY
+//	ok      a well-behaved server (see newFake), after HEARTH_FAKE_DELAY;
+//	        with HEARTH_FAKE_BARRIER=dir:n it first creates a file in dir
+//	        and waits until n files are there (n servers started together)
 //	silent  reads its input and never answers
 //	exit    writes an error to stderr and exits with status 2
 func TestMain(m *testing.M) {
@@ -30,6 +34,9 @@ func TestMain(m *testing.M) {
 	case "ok":
 		if d, err := time.ParseDuration(os.Getenv("HEARTH_FAKE_DELAY")); err == nil {
 			time.Sleep(d)
+		}
+		if b := os.Getenv("HEARTH_FAKE_BARRIER"); b != "" {
+			barrier(b)
 		}
 		if f := os.Getenv("HEARTH_FAKE_PIDFILE"); f != "" {
 			os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -53,6 +60,21 @@ func TestMain(m *testing.M) {
 	default:
 		fmt.Fprintln(os.Stderr, "unknown fake mode", mode)
 		os.Exit(1)
+	}
+}
+
+// barrier ("dir:n") creates this process's file in dir, then waits until
+// there are n: it returns only if n servers are starting at once.
+func barrier(spec string) {
+	i := strings.LastIndexByte(spec, ':')
+	dir := spec[:i]
+	n, _ := strconv.Atoi(spec[i+1:])
+	os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), nil, 0o644)
+	for {
+		if es, _ := os.ReadDir(dir); len(es) >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -117,6 +139,9 @@ func newFake() *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answers this call."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			if f := os.Getenv("HEARTH_FAKE_HANGING"); f != "" {
+				os.WriteFile(f, nil, 0o644) // the call is here
+			}
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
 		})
