@@ -257,7 +257,7 @@ func TestRealEverythingOverHTTP(t *testing.T) {
 			port := freePort(t)
 			cmd := startHTTPEverything(t, dir, c.mode, port)
 			url := fmt.Sprintf("http://127.0.0.1:%d%s", port, c.path)
-			m := newManager(t, Options{Servers: []ServerConfig{{Name: "web", URL: url, StartTimeout: 10 * time.Second, CallTimeout: 10 * time.Second}}})
+			m := newManager(t, Options{Servers: []ServerConfig{{Name: "web", URL: url, StartTimeout: 2 * time.Minute, CallTimeout: 2 * time.Minute}}})
 			reg, _ := tool.NewRegistry()
 			m.Attach(reg, nil)
 			m.Prepare(context.Background())

@@ -70,8 +70,20 @@ func TestFromConfigAndValidate(t *testing.T) {
 	}
 }
 
+// newManager makes a Manager closed with the test. Unless the test sets
+// them, the limits on starting are hang detectors only (a loaded machine
+// can take many seconds to start a process): the product's defaults, 10 s
+// for the first turn and 30 s per start, are not what these tests check.
 func newManager(t *testing.T, o Options) *Manager {
 	t.Helper()
+	if o.PrepareWait == 0 {
+		o.PrepareWait = 5 * time.Minute
+	}
+	for i := range o.Servers {
+		if o.Servers[i].StartTimeout == 0 {
+			o.Servers[i].StartTimeout = 5 * time.Minute
+		}
+	}
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
