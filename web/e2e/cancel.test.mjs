@@ -1,7 +1,7 @@
 // Stopping a running turn.
 import { after, before, test } from 'node:test';
 import {
-  answerBody, api, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, uid,
+  answerBody, api, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, uid, until,
 } from './helpers.mjs';
 
 let browser;
@@ -42,10 +42,16 @@ test('Stop works while the next turn waits for the last one to be saved (a slow 
   const answer = lastAnswer(page);
   await hasText(answer.locator('[data-testid="turn-note"]'), 'Cancelled');
   await idle(page);
-  // The stopped turn must not run on behind the page's back: after the
-  // title, nothing of it appears.
-  await new Promise((r) => setTimeout(r, 6000));
+  // The stopped turn must not run on behind the page's back once the
+  // title has let the session go. Turns of a session run one at a time, so
+  // a next turn that has answered ran after the title; had the stopped turn
+  // run on, it would have begun before that answer (its first words stored)
+  // or be running still (it takes 18 s).
   const id = await sessionId(page);
+  await until(async () => (await api('GET', `/v1/sessions/${id}`)).body?.title, 'the session to be titled');
+  await send(page, `after the stop ${uid()}`);
+  await hasText(answerBody(page), 'You said: after the stop');
+  await idle(page);
   const { body } = await api('GET', `/v1/sessions/${id}`);
   if (body.running_turn) throw new Error(`a turn still runs: ${body.running_turn}`);
   const said = body.messages.filter((m) => m.role === 'assistant').map((m) => m.content).join(' | ');
