@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/hearth-agent/hearth/sandbox"
 )
@@ -68,6 +69,30 @@ func BenchmarkCallProgramNoNamespaces(b *testing.B) {
 	tl := benchTool(b)
 	tl.conf.DisableNamespaces()
 	for b.Loop() {
+		if o := tl.run(context.Background(), "/bin/true", tl.ws.Root(), nil); o.exit != 0 || o.err != nil {
+			b.Fatal(o)
+		}
+	}
+}
+
+// A program run when the spare host is ready, as it is when the model
+// takes more than a moment between commands: the wait for the spare is
+// outside the timer.
+func BenchmarkCallProgramWarm(b *testing.B) {
+	tl := benchTool(b)
+	tl.run(context.Background(), "true", tl.ws.Root(), nil)
+	for b.Loop() {
+		b.StopTimer()
+		for {
+			tl.spareMu.Lock()
+			ready := tl.spare != nil
+			tl.spareMu.Unlock()
+			if ready {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		b.StartTimer()
 		if o := tl.run(context.Background(), "/bin/true", tl.ws.Root(), nil); o.exit != 0 || o.err != nil {
 			b.Fatal(o)
 		}
