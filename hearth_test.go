@@ -309,15 +309,13 @@ func TestBreakCancelsTheTurn(t *testing.T) {
 	f := newFixture(t)
 	f.fake.Enqueue("/api/chat", hanging())
 	turn := f.bot.NewTurn(context.Background(), hearth.Request{Message: "go"})
-	start := time.Now()
 	for ev := range turn.Events() {
 		if ev.Type == hearth.EventTextDelta {
 			break
 		}
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the loop took %v to end", d)
-	}
+	// The reply would go on for an hour: a break that did not cancel the
+	// turn would hang here, not end it cancelled.
 	res, err := turn.Result()
 	if err != nil || res.Reason != hearth.DoneCancelled {
 		t.Fatalf("%+v %v", res, err)

@@ -382,7 +382,6 @@ func TestCancelDuringStream(t *testing.T) {
 			defer cancel()
 			rec := &recorder{}
 			a := &Agent{Provider: w.new(srv), Model: "m"}
-			start := time.Now()
 			res := a.Run(ctx, user("go"), func(e Event) {
 				rec.emit(e)
 				if e.Type == EventTextDelta {
@@ -391,9 +390,6 @@ func TestCancelDuringStream(t *testing.T) {
 			})
 			if res.Reason != DoneCancelled || len(res.Messages) != 1 || res.Messages[0].Content != "partial answer" {
 				t.Fatalf("%+v", res)
-			}
-			if time.Since(start) > 3*time.Second {
-				t.Errorf("cancel took %v", time.Since(start))
 			}
 			if rec.types() != "text_delta done" {
 				t.Errorf("events: %s", rec.types())
