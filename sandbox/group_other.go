@@ -28,3 +28,9 @@ func SameGroup(pid int) bool { return false }
 
 // LimitProcesses does nothing outside Linux.
 func (g *Group) LimitProcesses(pid, max int) bool { return false }
+
+// ProcessLimitRefusals is 0 outside Linux.
+func (g *Group) ProcessLimitRefusals() int64 { return 0 }
+
+// HasProcessLimit is false outside Linux.
+func (g *Group) HasProcessLimit() bool { return false }

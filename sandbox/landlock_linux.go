@@ -82,6 +82,11 @@ func launch(cfg launchConfig, argv, env []string) {
 	if err := restrict(cfg); err != nil {
 		launcherFail(err)
 	}
+	if cfg.DenyNetwork {
+		if err := denyUnixSockets(); err != nil && !errors.Is(err, errNoSocketFilter) {
+			launcherFail(fmt.Errorf("refusing Unix sockets: %v", err))
+		}
+	}
 	err := syscall.Exec(cfg.Path, argv, env)
 	if errors.Is(err, syscall.ENOEXEC) {
 		// A script without a #! line: run it with sh, as execvp does.

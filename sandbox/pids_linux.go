@@ -161,3 +161,34 @@ func (g *Group) killCgroup(timeout time.Duration) bool {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// ProcessLimitRefusals returns how many forks (and thread creations) of
+// g's processes its pids cgroup has refused so far. It is 0 when g has no
+// cgroup (RLIMIT_NPROC binds then, which leaves no count to read).
+func (g *Group) ProcessLimitRefusals() int64 {
+	g.mu.Lock()
+	dir := g.cgroup
+	g.mu.Unlock()
+	if dir == "" {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "max" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// HasProcessLimit reports whether g's processes are in a pids cgroup of
+// their own (see LimitProcesses).
+func (g *Group) HasProcessLimit() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cgroup != ""
+}

@@ -70,6 +70,10 @@ type SelfReport struct {
 	NetworkIsolated bool `json:"network_isolated,omitempty"`
 	// Landlock is the ABI applied (0: none).
 	Landlock int `json:"landlock"`
+	// UnixSocketsDenied is true when a seccomp filter refuses new Unix
+	// sockets (with the network off): a listening socket elsewhere on the
+	// machine cannot be reached.
+	UnixSocketsDenied bool `json:"unix_sockets_denied,omitempty"`
 	// Problems lists what could not be applied, in words.
 	Problems []string `json:"problems,omitempty"`
 }

@@ -125,6 +125,13 @@ func confineSelf(cfg selfConfig) (SelfReport, error) {
 		return rep, err
 	}
 	rep.Landlock = abi
+	if cfg.DenyNetwork {
+		if err := denyUnixSockets(); err != nil {
+			rep.Problems = append(rep.Problems, "Unix sockets are not refused with the network off: "+err.Error())
+		} else {
+			rep.UnixSocketsDenied = true
+		}
+	}
 	if err := dropCapabilities(cfg.onExecThread); err != nil {
 		return rep, fmt.Errorf("dropping capabilities: %v", err)
 	}

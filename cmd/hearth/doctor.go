@@ -151,10 +151,19 @@ func sandboxCheck() doctor.Check {
 		detail += "; .git and .hearth are read-only, your secret locations hidden"
 		if rep.NetworkIsolated {
 			detail += ", and the network cut off unless allowed"
+			if rep.UnixSocketsDenied {
+				detail += " (local Unix sockets too)"
+			}
 		}
-		return doctor.Check{Name: "sandbox", Status: doctor.OK, Detail: detail}
+		if len(rep.Problems) == 0 {
+			return doctor.Check{Name: "sandbox", Status: doctor.OK, Detail: detail}
+		}
+	}
+	fix := "keep the approval mode at default so you see each command, and report this line"
+	if !rep.Namespaced {
+		fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for hearth), or keep the approval mode at default so you see each command"
 	}
 	return doctor.Check{Name: "sandbox", Status: doctor.Warn,
 		Detail: detail + "; but " + strings.Join(rep.Problems, "; "),
-		Fix:    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for hearth), or keep the approval mode at default so you see each command"}
+		Fix:    fix}
 }

@@ -221,6 +221,10 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	// A pids cgroup that stays full ends the call (a fork bomb).
+	if group.HasProcessLimit() {
+		go watchProcessLimit(ctx, group, func() { cancel(errProcessLimit) })
+	}
 	var waitErr error
 	select {
 	case waitErr = <-waited:
@@ -270,6 +274,7 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		return o
 	case ctx.Err() != nil:
 		o.stopped = context.Cause(ctx)
+		o.procLimit = t.cfg.MaxProcs * 4
 		if parent.Err() != nil {
 			o.stopped = context.Cause(parent)
 		}
@@ -287,6 +292,36 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	// No report: the host died (out of memory or threads, killed).
 	o.err = fmt.Errorf("%s\n[the shell stopped before the command finished (%v): a fork bomb or a runaway command?]", strings.TrimRight(o.output, "\n"), waitErr)
 	return o
+}
+
+// watchProcessLimit calls stop once group's pids cgroup has gone on
+// refusing forks for a second: a fork bomb keeps it full, and would
+// otherwise spin on every core until the timeout. A program that meets
+// the limit once and waits (a build's job server, a pool that backs off)
+// is left alone.
+func watchProcessLimit(ctx context.Context, group *sandbox.Group, stop func()) {
+	const every, sustained = 100 * time.Millisecond, 10
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	last, run := int64(0), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n := group.ProcessLimitRefusals()
+		if n > last {
+			run++
+		} else {
+			run = 0
+		}
+		last = n
+		if run >= sustained {
+			stop()
+			return
+		}
+	}
 }
 
 // hostProc is a shell host started and confined, waiting for its job on

@@ -29,7 +29,9 @@ var (
 	errTimeout     = errors.New("timed out")
 	errOutputLimit = errors.New("output limit")
 	errMemory      = errors.New("memory limit")
-	errRefused     = errors.New("refused")
+	// errProcessLimit: the call's pids cgroup refused a fork.
+	errProcessLimit = errors.New("process limit")
+	errRefused      = errors.New("refused")
 )
 
 // abandonAfter is how long past the kill grace period a stopped call waits
@@ -38,18 +40,19 @@ const abandonAfter = 5 * time.Second
 
 // outcome is what one call did.
 type outcome struct {
-	output   string
-	total    int64 // bytes printed
-	dropped  int64 // bytes not kept
-	exit     int
-	refusal  *Refusal
-	stopped  error // errTimeout, errOutputLimit, errMemory, or the caller's cancellation
-	err      error // the command could not run at all
-	timeout  time.Duration
-	limit    int64
-	duration time.Duration
-	noNet    bool   // the network was denied
-	notice   string // what Hearth did after the command, for the model
+	output    string
+	total     int64 // bytes printed
+	dropped   int64 // bytes not kept
+	exit      int
+	refusal   *Refusal
+	stopped   error // errTimeout, errOutputLimit, errMemory, or the caller's cancellation
+	err       error // the command could not run at all
+	timeout   time.Duration
+	limit     int64
+	procLimit int // processes and threads one call may run at once
+	duration  time.Duration
+	noNet     bool   // the network was denied
+	notice    string // what Hearth did after the command, for the model
 }
 
 // result turns an outcome into what the model sees. A command that ran and
@@ -82,6 +85,9 @@ func (o outcome) result() (tool.Result, error) {
 	case errors.Is(o.stopped, errOutputLimit):
 		note(fmt.Sprintf("[stopped: the command printed more than %d bytes; print less, e.g. pipe it through head or grep]", o.limit))
 		return tool.Result{}, errors.New(b.String())
+	case errors.Is(o.stopped, errProcessLimit):
+		note(fmt.Sprintf("[stopped: the command tried to run more than %d processes and threads at once (a fork bomb?); it and every process it started were stopped]", o.procLimit))
+		return tool.Result{}, errors.New(b.String())
 	case errors.Is(o.stopped, errMemory):
 		note("[stopped: the shell used too much memory (a variable or $(…) growing without end?)]")
 		return tool.Result{}, errors.New(b.String())
@@ -108,7 +114,7 @@ func (o outcome) result() (tool.Result, error) {
 
 // NetworkOffNote tells the model, and through it the user, why a command
 // could not reach the network and how to allow it.
-const NetworkOffNote = "the network is off for commands: nothing a command runs can connect or download. " +
+const NetworkOffNote = "the network is off for commands: nothing a command runs can connect or download, nor make a Unix socket. " +
 	"If this task needs it, ask the user to allow it with network = true in their profile " +
 	"(~/.config/hearth/config.toml, [profiles.NAME]); a project's own config cannot"
 
