@@ -28,6 +28,8 @@ var reaper struct {
 	mu   sync.Mutex
 	seq  uint64
 	live map[uint64]*Group // by id
+
+	swept sync.Once // stale pids cgroups removed (sweepCgroups)
 }
 
 // A tag is a pair of hard limits: RLIMIT_LOCKS, which the kernel no longer

@@ -74,6 +74,7 @@ func (g *Group) LimitProcesses(pid, max int) bool {
 	if parent == "" {
 		return false
 	}
+	reaper.swept.Do(func() { sweepCgroups(parent) })
 	dir := filepath.Join(parent, "hearth-"+strconv.FormatUint(g.id, 16))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return false
@@ -191,4 +192,36 @@ func (g *Group) HasProcessLimit() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.cgroup != ""
+}
+
+// sweepCgroups removes the pids cgroups in parent that a Hearth which is
+// gone left behind (killed before its calls' Close), with whatever still
+// runs in them: each is named for its Group's id, whose high bits are its
+// Hearth's pid. A cgroup whose Hearth is alive, or may be (its pid in use),
+// is left alone.
+func sweepCgroups(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		hex, ok := strings.CutPrefix(e.Name(), "hearth-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		id, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil || id == 0 {
+			continue
+		}
+		owner := int(id >> 24)
+		if owner == reaper.self || owner == 0 {
+			continue
+		}
+		if err := unix.Kill(owner, 0); err == nil || errors.Is(err, unix.EPERM) {
+			continue // alive, or its pid reused: not ours to judge
+		}
+		stale := &Group{cgroup: filepath.Join(parent, e.Name())}
+		stale.killCgroup(2 * time.Second)
+		stale.removeCgroup()
+	}
 }

@@ -489,26 +489,49 @@ print("attach", r, ctypes.get_errno())
 
 // The spare host was confined when the workspace had no .git: once the
 // user makes one, the spare's mounts are stale and it must not be used.
-func TestSpareHostNotUsedWithStaleMounts(t *testing.T) {
-	f := newFixture(t, false)
-	needNamespaces(t, f) // runs a command: a spare starts behind it
+// waitSpare waits for the spare host the last command started behind it.
+func waitSpare(t *testing.T, f *fixture) *hostProc {
+	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		f.tool.spareMu.Lock()
-		ready := f.tool.spare != nil
+		h := f.tool.spare
 		f.tool.spareMu.Unlock()
-		if ready {
-			break
+		if h != nil {
+			return h
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no spare host was started (a hang detector, not a speed test)")
 		}
 	}
+}
+
+func TestSpareHostNotUsedWithStaleMounts(t *testing.T) {
+	f := newFixture(t, false)
+	needNamespaces(t, f) // runs a command: a spare starts behind it
+	waitSpare(t, f)
 	cfg := "[core]\n\tbare = false\n"
 	writeFile(t, filepath.Join(f.ws, ".git", "config"), cfg)
 	writeFile(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
 	f.run(t, `awk 'BEGIN { print "[core]\n\tfsmonitor = touch /tmp/x" >> ".git/config" }'`)
 	if got := readFile(t, filepath.Join(f.ws, ".git", "config")); got != cfg {
 		t.Fatalf("a host made before .git existed wrote it: %q", got)
+	}
+}
+
+// A spare host that died while it waited (the user's kill, the OOM
+// killer) is not given the next command: a new host runs it.
+func TestSpareHostThatDiedIsReplaced(t *testing.T) {
+	f := newFixture(t, false)
+	f.run(t, "true")
+	h := waitSpare(t, f)
+	if err := h.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for !processExited(h.cmd.Process.Pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if o := f.run(t, "echo after"); o.err != nil || !strings.Contains(o.output, "after") {
+		t.Fatalf("the command after a dead spare failed: %+v", o)
 	}
 }
 

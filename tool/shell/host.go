@@ -386,6 +386,10 @@ func (t *Tool) startHost() (*hostProc, error) {
 	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view}, nil
 }
 
+// exited reports whether the host has exited (it is not reaped: Wait
+// still does that, so its pid is still its own).
+func (h *hostProc) exited() bool { return processExited(h.cmd.Process.Pid) }
+
 // discard stops a host that was never given a job.
 func (h *hostProc) discard() {
 	h.jobW.Close() // the host reads EOF and exits
@@ -404,11 +408,12 @@ func (t *Tool) takeHost() (*hostProc, error) {
 	t.spare = nil
 	t.spareMu.Unlock()
 	if h != nil {
-		if h.view == t.conf.View() {
+		if h.view == t.conf.View() && !h.exited() {
 			return h, nil
 		}
 		// .git, .hearth, a secret location or a daemon's socket came or
-		// went since it started: its mounts no longer match.
+		// went since it started: its mounts no longer match. Or it died
+		// while it waited (killed by the user, or the OOM killer).
 		h.discard()
 	}
 	return t.startHost()
