@@ -82,10 +82,8 @@ func launch(cfg launchConfig, argv, env []string) {
 	if err := restrict(cfg); err != nil {
 		launcherFail(err)
 	}
-	if cfg.DenyNetwork {
-		if err := denyUnixSockets(); err != nil && !errors.Is(err, errNoSocketFilter) {
-			launcherFail(fmt.Errorf("refusing Unix sockets: %v", err))
-		}
+	if err := installFilter(cfg.DenyNetwork); err != nil && !errors.Is(err, errNoFilter) {
+		launcherFail(fmt.Errorf("seccomp filter: %v", err))
 	}
 	err := syscall.Exec(cfg.Path, argv, env)
 	if errors.Is(err, syscall.ENOEXEC) {

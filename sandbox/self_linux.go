@@ -125,12 +125,14 @@ func confineSelf(cfg selfConfig) (SelfReport, error) {
 		return rep, err
 	}
 	rep.Landlock = abi
-	if cfg.DenyNetwork {
-		if err := denyUnixSockets(); err != nil {
-			rep.Problems = append(rep.Problems, "Unix sockets are not refused with the network off: "+err.Error())
-		} else {
-			rep.UnixSocketsDenied = true
+	if err := installFilter(cfg.DenyNetwork); err != nil {
+		what := "commands may change the limits of Hearth's own process"
+		if cfg.DenyNetwork {
+			what += ", and reach Unix sockets with the network off"
 		}
+		rep.Problems = append(rep.Problems, what+": "+err.Error())
+	} else {
+		rep.UnixSocketsDenied = cfg.DenyNetwork
 	}
 	if err := dropCapabilities(cfg.onExecThread); err != nil {
 		return rep, fmt.Errorf("dropping capabilities: %v", err)

@@ -652,3 +652,32 @@ func TestUnixSocketsDenied(t *testing.T) {
 		t.Fatalf("with the network allowed, the command could not connect (the test proves nothing):\n%s", o.output)
 	}
 }
+
+// A command cannot change the limits of Hearth's process (the kernel lets
+// any process of the same user do it): it could make Hearth fail. Setting
+// its own stays allowed.
+func TestCannotChangeHearthsLimits(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	// The same values Hearth has: nothing changes if the call gets through.
+	script := fmt.Sprintf(`%s -c '
+import resource
+cur = resource.prlimit(%d, resource.RLIMIT_CORE)
+try:
+    resource.prlimit(%d, resource.RLIMIT_CORE, cur)
+    print("changed")
+except PermissionError:
+    print("refused")
+resource.prlimit(0, resource.RLIMIT_CORE, cur)
+print("own ok")
+'`, py, os.Getpid(), os.Getpid())
+	for _, deny := range []bool{false, true} {
+		f := newFixture(t, false, func(c *Config) { c.DenyNetwork = deny })
+		o := f.run(t, script)
+		if !strings.Contains(o.output, "refused") || !strings.Contains(o.output, "own ok") {
+			t.Errorf("network off=%v: %q", deny, o.output)
+		}
+	}
+}
