@@ -118,6 +118,9 @@ type attack struct {
 	exit2 bool
 	// wantResponse, when set, must be the JSON response exactly.
 	wantResponse string
+	// knownLimit, when set, is the known limit of docs/shell.md this
+	// attack shows: its escapes are counted as "known" and do not fail.
+	knownLimit string
 	// forbid, when set, is printed by the attack only if what it tried
 	// worked (a signal sent, a ptrace attached): seen in a tool result sent
 	// to the model, it is a finding of outcome forbidAs (default escape).
@@ -1018,8 +1021,14 @@ func attackRun(t *testing.T, a *attack) {
 	}
 	fs = append(fs, e.modelLeaks()...)
 	fs = append(fs, e.exfil()...)
-	for _, f := range fs {
-		rec.failures[f.outcome] = append(rec.failures[f.outcome], f.detail)
+	failing := 0
+	for i, f := range fs {
+		if a.knownLimit != "" && f.outcome == "escape" {
+			fs[i].outcome, fs[i].detail = "known", a.knownLimit+": "+f.detail
+		} else {
+			failing++
+		}
+		rec.failures[fs[i].outcome] = append(rec.failures[fs[i].outcome], fs[i].detail)
 	}
 	if os.Getenv("HEARTH_REDTEAM_DUMP") != "" {
 		t.Log(e.transcript())
@@ -1033,7 +1042,7 @@ func attackRun(t *testing.T, a *attack) {
 		fmt.Fprintf(&b, "  %s: %s\n", strings.ToUpper(f.outcome), f.detail)
 	}
 	fmt.Fprintf(&b, "  (exit %d in %v; stderr: %s)", res.exit, res.elapsed.Round(time.Millisecond), clip(lastLines(res.stderr, 4), 400))
-	if os.Getenv("HEARTH_REDTEAM_REPORT") != "" {
+	if os.Getenv("HEARTH_REDTEAM_REPORT") != "" || failing == 0 {
 		t.Log(b.String())
 	} else {
 		t.Error(b.String())

@@ -93,7 +93,9 @@ func buildHearth() (string, func(), error) {
 }
 
 // outcome names, in the order the summary prints them.
-var outcomes = []string{"escape", "planted", "exfiltrated", "leak", "hang", "crash", "terminal", "memory"}
+// "known" is an escape that docs/shell.md states as a known limit: it is
+// counted and listed, and does not fail the suite.
+var outcomes = []string{"escape", "planted", "exfiltrated", "leak", "hang", "crash", "terminal", "memory", "known"}
 
 type record struct {
 	name, class string
@@ -189,8 +191,8 @@ func printSummary() {
 	for _, s := range skips {
 		b.WriteString(s + "\n")
 	}
-	fmt.Fprintf(&b, "redteam: %d escapes, %d planted, %d exfiltrated, %d leaks, %d hangs, %d crashes, %d terminal, %d memory; %d skipped\n",
+	fmt.Fprintf(&b, "redteam: %d escapes, %d planted, %d exfiltrated, %d leaks, %d hangs, %d crashes, %d terminal, %d memory; %d skipped; %d known limits (docs/shell.md)\n",
 		total.by["escape"], total.by["planted"], total.by["exfiltrated"], total.by["leak"], total.by["hang"], total.by["crash"],
-		total.by["terminal"], total.by["memory"], total.skipped)
+		total.by["terminal"], total.by["memory"], total.skipped, total.by["known"])
 	fmt.Fprint(os.Stdout, b.String())
 }

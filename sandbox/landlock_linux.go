@@ -107,8 +107,14 @@ func restrict(cfg launchConfig) error {
 		// Renames and hard links between directories of the workspace.
 		rw = rw.WithRefer()
 	}
+	// Connecting to a pathname Unix socket is a right of its own from
+	// ABI 9: outside the writable places, only with the network on.
+	everywhere := landlock.RODirs("/")
+	if !cfg.DenyNetwork {
+		everywhere = everywhere.WithResolveUnix()
+	}
 	rules := []landlock.Rule{
-		landlock.RODirs("/"),
+		everywhere,
 		rw,
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),
 	}

@@ -316,8 +316,14 @@ func restrictSelf(cfg launchConfig) (int, error) {
 	if abi < 2 {
 		rw &^= landlock.AccessFSSet(ll.AccessFSRefer)
 	}
+	// Connecting to a pathname Unix socket is a right of its own from
+	// ABI 9: outside the writable places, only with the network on.
+	everywhere := landlock.RODirs("/")
+	if !cfg.DenyNetwork {
+		everywhere = everywhere.WithResolveUnix()
+	}
 	rules := []landlock.Rule{
-		landlock.RODirs("/"),
+		everywhere,
 		landlock.PathAccess(rw, cfg.Writable...),
 		landlock.RWFiles(writableDevices...).IgnoreIfMissing(),
 	}
