@@ -27,7 +27,7 @@ func (g *Group) Close() int { return 0 }
 func SameGroup(pid int) bool { return false }
 
 // LimitProcesses does nothing outside Linux.
-func (g *Group) LimitProcesses(pid, max int) bool { return false }
+func (g *Group) LimitProcesses(pid, limit int) int { return 0 }
 
 // ProcessLimitRefusals is 0 outside Linux.
 func (g *Group) ProcessLimitRefusals() int64 { return 0 }

@@ -62,32 +62,69 @@ func writableDir(d string) bool {
 	return err == nil && fi.IsDir() && unixAccessW(d)
 }
 
+// hearthThreads is what Hearth keeps for its own threads below the
+// pids limits of the cgroups it runs in; minCallProcs is the least a call
+// gets, however full those are.
+const (
+	hearthThreads = 64
+	minCallProcs  = 16
+)
+
+// pidsRoom returns how many more processes (and threads) the cgroup dir
+// and its ancestors allow, the tightest of them; -1 when none has a limit.
+func pidsRoom(dir string) int {
+	room := -1
+	for d := dir; strings.HasPrefix(d, "/sys/fs/cgroup/"); d = filepath.Dir(d) {
+		maxb, err1 := os.ReadFile(filepath.Join(d, "pids.max"))
+		curb, err2 := os.ReadFile(filepath.Join(d, "pids.current"))
+		if err1 != nil || err2 != nil {
+			continue // the hierarchy's root has neither
+		}
+		limit, err1 := strconv.Atoi(strings.TrimSpace(string(maxb)))
+		cur, err2 := strconv.Atoi(strings.TrimSpace(string(curb)))
+		if err1 != nil || err2 != nil {
+			continue // "max": no limit here
+		}
+		if r := max(limit-cur, 0); room < 0 || r < room {
+			room = r
+		}
+	}
+	return room
+}
+
 // LimitProcesses puts pid, a process of g that has not forked yet, in a
-// pids cgroup of g's own that allows at most max processes (threads
-// included) at once, where this system lets Hearth make one. It reports
-// whether it did; Close removes the cgroup.
-func (g *Group) LimitProcesses(pid, max int) bool {
-	if g == nil || max <= 0 {
-		return false
+// pids cgroup of g's own that allows at most limit processes (threads
+// included) at once, where this system lets Hearth make one: fewer when
+// the cgroups Hearth runs in have less room. It returns the limit set, 0
+// when there is no cgroup; Close removes it.
+func (g *Group) LimitProcesses(pid, limit int) int {
+	if g == nil || limit <= 0 {
+		return 0
 	}
 	parent := pidsParent()
 	if parent == "" {
-		return false
+		return 0
 	}
 	reaper.swept.Do(func() { sweepCgroups(parent) })
+	// The call's cgroup is inside Hearth's own, and shares its
+	// ancestors' limits (a container's pids limit, systemd's TasksMax): a
+	// fork bomb that filled them would leave Hearth no thread of its own.
+	if room := pidsRoom(parent); room >= 0 {
+		limit = min(limit, max(room-room/4-hearthThreads, minCallProcs))
+	}
 	dir := filepath.Join(parent, "hearth-"+strconv.FormatUint(g.id, 16))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return false
+		return 0
 	}
-	if os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0) != nil ||
+	if os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(limit)), 0) != nil ||
 		os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0) != nil {
 		_ = os.Remove(dir)
-		return false
+		return 0
 	}
 	g.mu.Lock()
 	g.cgroup = dir
 	g.mu.Unlock()
-	return true
+	return limit
 }
 
 // removeCgroup removes g's pids cgroup once its processes are gone.

@@ -79,3 +79,43 @@ func containsZombie(stat string) bool {
 	}
 	return false
 }
+
+// pidsRoom sees the tightest limit among a cgroup and its ancestors, less
+// what runs there.
+func TestPidsRoom(t *testing.T) {
+	initReaper()
+	parent := pidsParent()
+	if parent == "" {
+		t.Skip("no pids cgroup this process may make (not root, no delegation)")
+	}
+	outer := filepath.Join(parent, "hearth-test-room-"+strconv.Itoa(os.Getpid()))
+	inner := filepath.Join(outer, "inner")
+	for _, d := range []string{outer, inner} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(outer)
+	defer os.Remove(inner)
+	if err := os.WriteFile(filepath.Join(outer, "pids.max"), []byte("300"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	if err := os.WriteFile(filepath.Join(inner, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	// inner has no limit of its own; outer's 300 holds one process.
+	if got := pidsRoom(inner); got < 0 || got > 299 {
+		t.Errorf("pidsRoom(inner) = %d, want at most 299", got)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "pids.max"), []byte("10"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := pidsRoom(inner); got != 9 {
+		t.Errorf("pidsRoom(inner) with its own limit of 10 = %d, want 9", got)
+	}
+}

@@ -32,7 +32,7 @@ if [ -n "${HEARTH_REDTEAM_BIN:-}" ]; then
 else
 	go build -o "$work/hearth" ./cmd/hearth
 fi
-go test -c -race -o "$work/redteam.test" ./redteam/
+go test -c -o "$work/redteam.test" ./redteam/
 mkdir -p "$work/redteam"
 if [ -d redteam/testdata ]; then cp -r redteam/testdata "$work/redteam/"; fi
 chmod -R a+rX "$work"

@@ -274,7 +274,7 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		return o
 	case ctx.Err() != nil:
 		o.stopped = context.Cause(ctx)
-		o.procLimit = t.cfg.MaxProcs * 4
+		o.procLimit = h.procLimit
 		if parent.Err() != nil {
 			o.stopped = context.Cause(parent)
 		}
@@ -335,6 +335,8 @@ type hostProc struct {
 	// view is what its mounts were made from (sandbox.Confinement.View):
 	// a spare is used only while that is unchanged.
 	view string
+	// procLimit is its pids cgroup's limit (0: none).
+	procLimit int
 }
 
 // startHost starts a shell host in the workspace root. It confines itself
@@ -382,8 +384,8 @@ func (t *Tool) startHost() (*hostProc, error) {
 	// cgroup, where the system allows one, holds everything the command
 	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
 	// bind, stops there and not at the machine's last pid).
-	group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
-	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view}, nil
+	limit := group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
+	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view, procLimit: limit}, nil
 }
 
 // exited reports whether the host has exited (it is not reaped: Wait
