@@ -41,7 +41,7 @@ chmod -R a+rX "$work"
 # directories (pyenv shims under /root, for instance).
 std_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-args=(-test.count=1 -test.parallel "$parallel" -test.timeout 30m)
+args=(-test.count=1 -test.parallel "$parallel" -test.timeout 30m ${REDTEAM_VERBOSE:+-test.v})
 if [ -n "${REDTEAM_RUN:-}" ]; then
 	export HEARTH_REDTEAM_RUN="$REDTEAM_RUN"
 fi

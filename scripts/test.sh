@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh - Hearth's whole test suite, as CI runs it.
 #
-#   scripts/test.sh            vet, gofmt, race-enabled tests, short fuzzing,
-#                              and integration tests against a real Ollama
+#   scripts/test.sh            vet, gofmt, race-enabled tests, the red team
+#                              (Linux), short fuzzing, and integration tests
+#                              against a real Ollama
 #
 # The integration tests need a real Ollama server. When ../shared/ollama-peer
 # (beside this repository) exists, this script builds and starts one offline
@@ -10,7 +11,8 @@
 # its cache) and points the tests at it. Set HEARTH_OLLAMA_URL to use a
 # server of your own instead, or HEARTH_SKIP_PEER=1 to skip them.
 #
-# Knobs: FUZZTIME (default 50000x: 50,000 inputs per fuzz target, 3-20 s
+# Knobs: HEARTH_SKIP_REDTEAM=1 skips the red team (scripts/redteam.sh, 10-15
+# minutes). FUZZTIME (default 50000x: 50,000 inputs per fuzz target, 3-20 s
 # each here; a duration such as 30s works too; 0 skips fuzzing). The default
 # is a count, not a duration: with a duration, go1.26's fuzzing coordinator
 # can fail a target at the deadline having found nothing (golang/go#75804,
@@ -77,6 +79,13 @@ log "go test -race ./..."
 # -timeout: a hang detector per package, not a speed target (cmd/hearth
 # takes 4-5 minutes under load, its browser tests included).
 go test -race -count=1 -timeout 45m ./...
+
+if [ "$(uname -s)" = Linux ] && [ "${HEARTH_SKIP_REDTEAM:-0}" != 1 ]; then
+  log "red team: hostile commands against the real binary (scripts/redteam.sh)"
+  # As root (CI's case) it runs twice: as root, and as an unprivileged user
+  # it creates, so that both of the sandbox's paths are attacked.
+  scripts/redteam.sh
+fi
 
 FUZZTIME=${FUZZTIME:-50000x}
 if [ "$FUZZTIME" != 0 ]; then

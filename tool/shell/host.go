@@ -192,8 +192,9 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		o.err = fmt.Errorf("starting the command: %v", err)
 		return o
 	}
-	// The next command's host starts now, while this one runs.
-	go t.prepareSpare()
+	// The next command's host starts when this one has ended (while
+	// the model reads the result): it does not take this command's CPU.
+	defer func() { go t.prepareSpare() }()
 	cmd, group, outR, jobW, repR := h.cmd, h.group, h.outR, h.jobW, h.repR
 	defer func() {
 		if left := group.Close(); left > 0 {
@@ -406,6 +407,14 @@ func (h *hostProc) discard() {
 // filesystem still holds, or starts a new one.
 func (t *Tool) takeHost() (*hostProc, error) {
 	t.spareMu.Lock()
+	if t.spare == nil && t.preparing {
+		// One is on its way (a command right after another): it is
+		// ready sooner than a new one would be.
+		done := t.spareDone
+		t.spareMu.Unlock()
+		<-done
+		t.spareMu.Lock()
+	}
 	h := t.spare
 	t.spare = nil
 	t.spareMu.Unlock()
@@ -430,12 +439,15 @@ func (t *Tool) prepareSpare() {
 		return
 	}
 	t.preparing = true
+	done := make(chan struct{})
+	t.spareDone = done
 	t.prepared.Add(1)
 	t.spareMu.Unlock()
 	defer t.prepared.Done()
 	h, err := t.startHost()
 	t.spareMu.Lock()
 	t.preparing = false
+	defer close(done)
 	if err != nil {
 		t.spareMu.Unlock()
 		return

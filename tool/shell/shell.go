@@ -147,6 +147,7 @@ type Tool struct {
 	spareMu   sync.Mutex
 	spare     *hostProc
 	preparing bool
+	spareDone chan struct{}  // closed when the preparation under way ends
 	prepared  sync.WaitGroup // prepareSpare calls under way
 	closed    bool
 
