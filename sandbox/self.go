@@ -119,9 +119,7 @@ func (c *Confinement) StartSelf(cmd *exec.Cmd) error {
 		return err
 	}
 	c.ns.failed.Store(true)
-	retry := *cmd
-	retry.Process, retry.ProcessState = nil, nil
-	return retry.Start()
+	return cmd.Start() // withoutNamespaces made it a new, unstarted command
 }
 
 // ConfineSelf applies the confinement that SelfCommand passed to this

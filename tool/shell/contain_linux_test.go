@@ -681,3 +681,27 @@ print("own ok")
 		}
 	}
 }
+
+// Where the system refuses the namespaces, the host is started again
+// without them (Landlock alone), and so are the next ones: the caller's
+// command is the one that runs.
+func TestHostStartsWhenNamespacesAreRefused(t *testing.T) {
+	f := newFixture(t, false)
+	cmd, err := f.tool.conf.SelfCommand(nil, []string{hostArg0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A user namespace whose id map the kernel refuses (it overflows).
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+	cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 1<<32 - 2, Size: 10}}
+	if err := f.tool.conf.StartSelf(cmd); err != nil {
+		t.Fatalf("starting without namespaces: %v", err)
+	}
+	if cmd.Process == nil {
+		t.Fatal("StartSelf returned nil, but the caller's command was not started")
+	}
+	cmd.Wait() // no pipes: it says so and exits
+	if o := f.run(t, "echo next"); !strings.Contains(o.output, "next") || f.tool.hostStatus.Namespaced {
+		t.Fatalf("the next command, without namespaces: %+v (namespaced %v)", o, f.tool.hostStatus.Namespaced)
+	}
+}

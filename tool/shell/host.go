@@ -88,6 +88,11 @@ func hostMain() int {
 		fmt.Fprintln(os.Stderr, "hearth: the shell host was started without its pipes")
 		return 126
 	}
+	warmUp(spawner)
+	// Confined and waiting: Hearth knows this spare is ready.
+	if _, err := reportFile.Write([]byte{hostReady}); err != nil {
+		return 126
+	}
 	var job hostJob
 	if err := json.NewDecoder(io.LimitReader(jobFile, 64<<20)).Decode(&job); err != nil {
 		fmt.Fprintf(os.Stderr, "hearth: reading the command: %v\n", err)
@@ -103,6 +108,14 @@ func hostMain() int {
 	_, _ = reportFile.Write(raw)
 	reportFile.Close()
 	return 0
+}
+
+// warmUp interprets a command line of builtins, with the handlers of a
+// real job, while the host waits for its job: the first run of that code
+// in a fresh process costs page faults and one-time set-up that would
+// otherwise fall on the command.
+func warmUp(spawner func(func())) {
+	_, _, _, _ = interpret(hostJob{Script: `x=1; if [ "$x" = 1 ]; then : "${x}"; fi`, Dir: "/", Policy: Policy{}, MaxProcs: 1}, spawner)
 }
 
 // interpret runs the job's command line in this (confined) process.
@@ -216,6 +229,10 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	}()
 	reported := make(chan []byte, 1)
 	go func() {
+		if !h.ready && !h.awaitReady() {
+			reported <- nil // it never got as far as its job
+			return
+		}
 		b, _ := io.ReadAll(io.LimitReader(repR, 1<<20))
 		reported <- b
 	}()
@@ -338,6 +355,22 @@ type hostProc struct {
 	view string
 	// procLimit is its pids cgroup's limit (0: none).
 	procLimit int
+	// ready: it said it is confined and waits for its job (awaitReady).
+	ready bool
+}
+
+// hostReady is the byte a shell host writes on its report pipe once it is
+// confined and waits for its job.
+const hostReady = 'R'
+
+// awaitReady waits until the host is confined and waits for its job, and
+// reports whether it got there (it exits instead when it cannot confine
+// itself: nothing runs unconfined).
+func (h *hostProc) awaitReady() bool {
+	var b [1]byte
+	n, _ := io.ReadFull(h.repR, b[:])
+	h.ready = n == 1 && b[0] == hostReady
+	return h.ready
 }
 
 // startHost starts a shell host in the workspace root. It confines itself
@@ -445,6 +478,12 @@ func (t *Tool) prepareSpare() {
 	t.spareMu.Unlock()
 	defer t.prepared.Done()
 	h, err := t.startHost()
+	if err == nil && !h.awaitReady() {
+		// It could not confine itself: the command that would have
+		// taken it starts its own host, and reports why.
+		h.discard()
+		err = errors.New("the spare shell host did not get ready")
+	}
 	t.spareMu.Lock()
 	t.preparing = false
 	defer close(done)
