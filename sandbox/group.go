@@ -58,6 +58,10 @@ type Group struct {
 	started bool
 	closed  bool
 	cgroup  string // the pids cgroup of LimitProcesses, removed by Close
+	// init is the process whose PID namespace holds every process of
+	// the group (StartedInit), and its start time; 0: none.
+	init      int
+	initStart uint64
 }
 
 // groupEnv holds a Group's id, in hex, in its processes' environment.

@@ -169,6 +169,11 @@ func (g *Group) Close() int {
 	started := g.started
 	g.mu.Unlock()
 	left := 0
+	if started && g.initEnded() {
+		// Its PID namespace ended with its init: the kernel killed and
+		// released every process in it before the init could exit.
+		started = false
+	}
 	if started {
 		// The cgroup first: it holds every process of the call, and
 		// killing through it keeps up with a fork bomb, where a walk of
@@ -182,6 +187,35 @@ func (g *Group) Close() int {
 	delete(reaper.live, g.id)
 	reaper.mu.Unlock()
 	return left
+}
+
+// StartedInit records that pid, started as Started records, is the init
+// of a PID namespace of its own, in which every process of g runs (a
+// SelfCommand copy started in namespaces: see InOwnPIDNamespace). When it
+// has exited, the kernel has killed every process in that namespace, and
+// Close has nothing to look for.
+func (g *Group) StartedInit(pid int) {
+	g.Started(pid)
+	p, ok := readStat(pid)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ok {
+		g.init, g.initStart = pid, p.start
+	}
+}
+
+// initEnded reports whether g's PID namespace init (StartedInit) has
+// exited: a zombie (its namespace is empty before it becomes one), or
+// reaped and gone.
+func (g *Group) initEnded() bool {
+	g.mu.Lock()
+	pid, start := g.init, g.initStart
+	g.mu.Unlock()
+	if pid == 0 {
+		return false
+	}
+	p, ok := readStat(pid)
+	return !ok || p.start != start || p.dead()
 }
 
 // kill sends SIGKILL to every live member and stray until none is left,

@@ -34,3 +34,6 @@ func (g *Group) ProcessLimitRefusals() int64 { return 0 }
 
 // HasProcessLimit is false outside Linux.
 func (g *Group) HasProcessLimit() bool { return false }
+
+// StartedInit is Started outside Linux.
+func (g *Group) StartedInit(pid int) { g.Started(pid) }

@@ -68,6 +68,9 @@ type SelfReport struct {
 	// NetworkIsolated is true when the copy has a network namespace of
 	// its own (no interface but a loopback that is down).
 	NetworkIsolated bool `json:"network_isolated,omitempty"`
+	// PIDNamespace is true when the copy is the init of a PID namespace
+	// of its own: nothing it starts outlives it.
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 	// Landlock is the ABI applied (0: none).
 	Landlock int `json:"landlock"`
 	// UnixSocketsDenied is true when a seccomp filter refuses new Unix

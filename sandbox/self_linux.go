@@ -50,7 +50,9 @@ func buildSelf(cfg selfConfig, argv, env []string) (*exec.Cmd, error) {
 	}
 	attr := &syscall.SysProcAttr{Setsid: true}
 	if cfg.Namespaced {
-		attr.Cloneflags = syscall.CLONE_NEWNS
+		// A PID namespace: when the copy exits, the kernel kills every
+		// process left in it, wherever it went (setsid, double fork).
+		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
 		if cfg.DenyNetwork {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
@@ -113,6 +115,7 @@ func confineSelf(cfg selfConfig) (SelfReport, error) {
 		} else {
 			rep.Namespaced = true
 		}
+		rep.PIDNamespace = os.Getpid() == 1
 		rep.NetworkIsolated = cfg.DenyNetwork
 	} else {
 		rep.Problems = append(rep.Problems, "no mount namespace (unprivileged user namespaces are off): .git is writable by commands and secret locations are readable")
@@ -146,6 +149,13 @@ func confineSelf(cfg selfConfig) (SelfReport, error) {
 func mountView(cfg selfConfig) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("private mounts: %v", err)
+	}
+	if os.Getpid() == 1 {
+		// The copy's own /proc: its processes see each other, with the
+		// pids they use, and nothing of the rest of the machine (Hearth
+		// included). The kernel refuses it where /proc is partly
+		// covered (some containers); the machine's /proc stays then.
+		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	}
 	// Everything read-only, then the writable directories writable again:
 	// Landlock has no right for chmod, chown, utime or extended
@@ -444,4 +454,10 @@ func (c *Confinement) View() string {
 		add(s)
 	}
 	return b.String()
+}
+
+// InOwnPIDNamespace reports whether cmd, started by StartSelf, runs in a
+// PID namespace of its own (see Group.StartedInit).
+func InOwnPIDNamespace(cmd *exec.Cmd) bool {
+	return cmd.Process != nil && cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0
 }

@@ -21,3 +21,6 @@ func confineSelf(cfg selfConfig) (SelfReport, error) {
 
 // View is empty outside Linux: copies have no mounts of their own.
 func (c *Confinement) View() string { return "" }
+
+// InOwnPIDNamespace is false outside Linux.
+func InOwnPIDNamespace(cmd *exec.Cmd) bool { return false }

@@ -122,6 +122,10 @@ func noMarker(t *testing.T, dir string, pid int) {
 	}
 }
 
+// The tests below are about sandbox.Group, which stops a call's processes
+// where there are no namespaces; with them, the host's PID namespace does
+// (TestPIDNamespaceEndsEverything).
+
 // Processes that leave their process group and session (setsid, a double
 // fork), with an empty environment, are stopped when the call ends:
 // before the fix only process groups were killed, and these ran on.
@@ -129,6 +133,7 @@ func TestDetachedProcessesDieWithTheCall(t *testing.T) {
 	for _, tamper := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tamper=%v", tamper), func(t *testing.T) {
 			f := newFixture(t, false)
+			f.tool.conf.DisableNamespaces() // the Group, not the PID namespace: see TestPIDNamespaceEndsEverything
 			var extra []string
 			if tamper {
 				extra = []string{"tamper"}
@@ -173,6 +178,7 @@ open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; clos
 				t.Skipf("no %s", prog)
 			}
 			f := newFixture(t, false)
+			f.tool.conf.DisableNamespaces()
 			if err := os.WriteFile(filepath.Join(f.ws, "esc"), []byte(script), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -188,6 +194,7 @@ open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; clos
 // A timeout stops the detached processes too, not only at the end.
 func TestTimeoutKillsDetachedProcesses(t *testing.T) {
 	f := newFixture(t, false, func(c *Config) { c.Timeout = time.Second })
+	f.tool.conf.DisableNamespaces()
 	_, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s")+"; sleep 60"))
 	if err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("want a timeout, got %v", err)
@@ -205,6 +212,7 @@ func TestConcurrentCallsKeepTheirDetachedProcesses(t *testing.T) {
 			// one however loaded the machine is; it is a hang
 			// detector, not what is tested.
 			f := newFixture(t, false, func(c *Config) { c.Timeout = time.Minute })
+			f.tool.conf.DisableNamespaces()
 			long := make(chan error, 1)
 			go func() {
 				_, err := f.tool.Run(context.Background(), call(escaper(t, "a", "30s")+"; sleep 3"))
@@ -234,6 +242,7 @@ func TestConcurrentCallsKeepTheirDetachedProcesses(t *testing.T) {
 // orphaned by another child of Hearth (an MCP server's, say) is left alone.
 func TestOtherOrphansAreLeftAlone(t *testing.T) {
 	f := newFixture(t, false)
+	f.tool.conf.DisableNamespaces()
 	// Make sure Hearth is a subreaper before the orphan is made.
 	if _, err := f.tool.Run(context.Background(), call("true")); err != nil {
 		t.Fatal(err)
@@ -252,4 +261,76 @@ func TestOtherOrphansAreLeftAlone(t *testing.T) {
 	if !alive(orphan) {
 		t.Error("an orphan of another child of Hearth was killed")
 	}
+}
+
+// In namespaces, the shell host is the init of a PID namespace of its own:
+// when it exits, the kernel kills every process left in it, however it
+// detached, before the call returns. Nothing with its working directory in
+// the workspace is left, and nothing lives to write its marker.
+func TestPIDNamespaceEndsEverything(t *testing.T) {
+	f := newFixture(t, false)
+	needNamespaces(t, f)
+	if !f.tool.hostStatus.PIDNamespace {
+		t.Skip("no PID namespace here")
+	}
+	script := `import os, time
+if os.fork(): os._exit(0)
+os.setsid()
+if os.fork(): os._exit(0)
+for fd in (0, 1, 2): os.close(fd)
+open("escaped.pid.tmp", "w").write(str(os.getpid())); os.rename("escaped.pid.tmp", "escaped.pid")
+for _ in range(3000):
+    if os.path.exists("release"): break
+    time.sleep(0.01)
+open("escaped.marker", "w").write("python outlived the command\n")
+`
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, "esc"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s")+"; python3 esc; while [ ! -s escaped.pid ]; do sleep 0.02; done; echo launched"))
+	if err != nil || !strings.Contains(res.Output, "launched") {
+		t.Fatalf("%q %v", res.Output, err)
+	}
+	// The call has returned: nothing of it may run now.
+	if left := processesIn(f.ws); len(left) > 0 {
+		t.Fatalf("processes of the call outlived it: %v", left)
+	}
+	for _, d := range []string{f.ws, filepath.Join(f.ws, "e")} {
+		if err := os.WriteFile(filepath.Join(d, "release"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := processesIn(f.ws); len(left) > 0 {
+		t.Fatalf("processes of the call outlived it: %v", left)
+	}
+	for _, d := range []string{f.ws, filepath.Join(f.ws, "e")} {
+		if b, err := os.ReadFile(filepath.Join(d, "escaped.marker")); err == nil {
+			t.Errorf("a process the command started outlived it: %s", b)
+		}
+	}
+}
+
+// processesIn lists the live processes whose working directory is dir or
+// below it, but shell hosts.
+func processesIn(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if strings.HasPrefix(string(cmd), hostArg0+"\x00") {
+				continue // the spare host, waiting for the next command
+			}
+			out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
 }

@@ -413,7 +413,11 @@ func (t *Tool) startHost() (*hostProc, error) {
 		group.Close()
 		return nil, err
 	}
-	group.Started(cmd.Process.Pid)
+	if sandbox.InOwnPIDNamespace(cmd) {
+		group.StartedInit(cmd.Process.Pid)
+	} else {
+		group.Started(cmd.Process.Pid)
+	}
 	// Before the host has its job, it has started nothing: its pids
 	// cgroup, where the system allows one, holds everything the command
 	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
