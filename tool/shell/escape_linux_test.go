@@ -252,7 +252,7 @@ func TestOtherOrphansAreLeftAlone(t *testing.T) {
 	if err := orphaner.Run(); err != nil {
 		t.Fatal(err)
 	}
-	orphan := readPid(t, pidFile)
+	orphan := readPidRaw(t, pidFile) // started here, not by a command
 	defer syscall.Kill(orphan, syscall.SIGKILL)
 	if _, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s"))); err != nil {
 		t.Fatal(err)
@@ -333,4 +333,35 @@ func processesIn(dir string) []string {
 		}
 	}
 	return out
+}
+
+// outerPid returns the pid, in this process's PID namespace, of the live
+// process whose pid in its own namespace is inner and whose working
+// directory is under dir; 0 when there is none. A process in no namespace
+// of its own is its own pid.
+func outerPid(inner int, dir string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var ns []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				ns = strings.Fields(rest)
+			}
+		}
+		if len(ns) == 0 || ns[len(ns)-1] != strconv.Itoa(inner) {
+			continue
+		}
+		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			return pid
+		}
+	}
+	return 0
 }

@@ -56,6 +56,9 @@ type hostReport struct {
 	Error   string             `json:"error,omitempty"`
 	Memory  bool               `json:"memory,omitempty"`
 	Sandbox sandbox.SelfReport `json:"sandbox"`
+	// Ended: the host was its PID namespace's init, and nothing else is
+	// left in it (endNamespace); its output is closed.
+	Ended bool `json:"ended,omitempty"`
 }
 
 func init() { maybeRunHost() }
@@ -103,6 +106,16 @@ func hostMain() int {
 	out.Exit, out.Refusal, out.Memory, err = interpret(job, spawner)
 	if err != nil {
 		out.Error = err.Error()
+	}
+	if rep.PIDNamespace {
+		// The init of the call's PID namespace: end everything the
+		// command left (background jobs, daemons), reap it, and let go
+		// of the output, so that Hearth may return as soon as it reads
+		// the report, without waiting for this process's own exit (the
+		// teardown of its namespaces takes milliseconds).
+		out.Ended = endNamespace(spawner)
+		os.Stdout.Close()
+		os.Stderr.Close()
 	}
 	raw, _ := json.Marshal(out)
 	_, _ = reportFile.Write(raw)
@@ -209,11 +222,12 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	// the model reads the result): it does not take this command's CPU.
 	defer func() { go t.prepareSpare() }()
 	cmd, group, outR, jobW, repR := h.cmd, h.group, h.outR, h.jobW, h.repR
-	defer func() {
+	closeGroup := func() {
 		if left := group.Close(); left > 0 {
 			t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
 		}
-	}()
+	}
+	defer func() { closeGroup() }()
 
 	// The job goes in; the output and the report come out.
 	pol := *t.policy
@@ -243,9 +257,20 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	if group.HasProcessLimit() {
 		go watchProcessLimit(ctx, group, func() { cancel(errProcessLimit) })
 	}
+	// A host that is its PID namespace's init ends the namespace itself
+	// and says so in its report: the call is over then, and the host's
+	// own exit is waited for in the background.
+	var early <-chan []byte
+	if h.pidNS {
+		early = reported
+	}
 	var waitErr error
+	var repRaw []byte
+	gotReport := false
 	select {
 	case waitErr = <-waited:
+	case repRaw = <-early:
+		gotReport = true
 	case <-ctx.Done():
 		// SIGTERM to the host's process group and to every process of
 		// the call wherever it went; SIGKILL after the grace period.
@@ -259,12 +284,29 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 			waitErr = <-waited
 		}
 	}
-	// Whatever is left (background jobs, daemons a script started, a
-	// process that called setsid) dies with the call, before its output
-	// is waited for: a leftover could hold the pipe open for ever.
-	signalGroup(cmd.Process, true)
-	if left := group.Close(); left > 0 {
-		t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
+	var rep hostReport
+	hasReport := gotReport && json.Unmarshal(repRaw, &rep) == nil
+	if hasReport && rep.Ended {
+		// Nothing of the command is left: the host exits on its own.
+		closeGroup = func() {}
+		t.exiting.Add(1)
+		go func() {
+			defer t.exiting.Done()
+			<-waited
+			if left := group.Close(); left > 0 {
+				t.cfg.Logger.Warn("run_shell_command: processes could not be stopped", "left", left)
+			}
+		}()
+	} else {
+		if gotReport {
+			waitErr = <-waited
+		}
+		// Whatever is left (background jobs, daemons a script started,
+		// a process that called setsid) dies with the call, before its
+		// output is waited for: a leftover could hold the pipe open for
+		// ever.
+		signalGroup(cmd.Process, true)
+		closeGroup()
 	}
 	select {
 	case <-copied:
@@ -273,10 +315,11 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 		<-copied
 	}
 	outR.Close()
-	var rep hostReport
-	repRaw := <-reported
+	if !gotReport {
+		repRaw = <-reported
+		hasReport = len(repRaw) > 0 && json.Unmarshal(repRaw, &rep) == nil
+	}
 	repR.Close()
-	hasReport := len(repRaw) > 0 && json.Unmarshal(repRaw, &rep) == nil
 
 	if !hadGit {
 		o.notice = newRepository(gitPath)
@@ -357,6 +400,8 @@ type hostProc struct {
 	procLimit int
 	// ready: it said it is confined and waits for its job (awaitReady).
 	ready bool
+	// pidNS: it is the init of a PID namespace of its own.
+	pidNS bool
 }
 
 // hostReady is the byte a shell host writes on its report pipe once it is
@@ -413,7 +458,8 @@ func (t *Tool) startHost() (*hostProc, error) {
 		group.Close()
 		return nil, err
 	}
-	if sandbox.InOwnPIDNamespace(cmd) {
+	pidNS := sandbox.InOwnPIDNamespace(cmd)
+	if pidNS {
 		group.StartedInit(cmd.Process.Pid)
 	} else {
 		group.Started(cmd.Process.Pid)
@@ -423,7 +469,7 @@ func (t *Tool) startHost() (*hostProc, error) {
 	// will start (a fork bomb run as root, which RLIMIT_NPROC does not
 	// bind, stops there and not at the machine's last pid).
 	limit := group.LimitProcesses(cmd.Process.Pid, t.cfg.MaxProcs*4)
-	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view, procLimit: limit}, nil
+	return &hostProc{cmd: cmd, group: group, outR: outR, jobW: jobW, repR: repR, view: view, procLimit: limit, pidNS: pidNS}, nil
 }
 
 // exited reports whether the host has exited (it is not reaped: Wait

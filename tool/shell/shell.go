@@ -149,6 +149,7 @@ type Tool struct {
 	preparing bool
 	spareDone chan struct{}  // closed when the preparation under way ends
 	prepared  sync.WaitGroup // prepareSpare calls under way
+	exiting   sync.WaitGroup // hosts whose command is over, still exiting
 	closed    bool
 
 	// execHook, when set (tests), runs each program instead of starting
@@ -353,6 +354,7 @@ func (t *Tool) Close() error {
 			h.discard()
 		}
 		t.prepared.Wait() // a spare being started is discarded by its starter
+		t.exiting.Wait()  // hosts whose command is over, still exiting
 		// Make everything removable first: commands may leave read-only
 		// directories (Go's module cache does).
 		_ = filepath.WalkDir(t.tmp, func(p string, d fs.DirEntry, err error) error {

@@ -34,7 +34,17 @@ func alive(pid int) bool {
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
+// readPid reads the pid a command's process wrote to path, as this test
+// sees it: a process in the shell host's PID namespace wrote its pid
+// there, which Hearth's namespace numbers differently (outerPid). It is 0
+// when the process is gone.
 func readPid(t *testing.T, path string) int {
+	t.Helper()
+	return outerPid(readPidRaw(t, path), filepath.Dir(filepath.Dir(path)))
+}
+
+// readPidRaw reads the pid written to path, as it is.
+func readPidRaw(t *testing.T, path string) int {
 	t.Helper()
 	var b []byte
 	var err error
