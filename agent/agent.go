@@ -479,7 +479,11 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 	}
 	r.emit(Event{Type: EventApprovalRequired, ID: tc.ID, Name: tc.Name, Args: tc.Args, Reason: reason})
 	if a.Approver == nil {
-		return fmt.Sprintf("%s needs the user's approval, and this run cannot ask (non-interactive, approval mode %s). Do without it, or tell the user to allow it (--approval-mode auto_edit or yolo).", tc.Name, mode)
+		allow := "--approval-mode yolo"
+		if ModeAllowing(t.Kind()) == ModeAutoEdit {
+			allow = "--approval-mode auto_edit or yolo"
+		}
+		return fmt.Sprintf("%s needs the user's approval, and this run cannot ask (non-interactive, approval mode %s). Do without it, or tell the user to allow it (%s).", tc.Name, mode, allow)
 	}
 	ans, err := a.Approver.Approve(r.ctx, Request{ID: tc.ID, Tool: tc.Name, Kind: t.Kind(), Args: tc.Args, Reason: reason})
 	if err != nil {

@@ -344,6 +344,38 @@ func TestApprovalAnswers(t *testing.T) {
 	}
 }
 
+// TestModeAllowing: the mode a refused call's message names is the least
+// permissive one that runs it, by the same rules as the approvals.
+func TestModeAllowing(t *testing.T) {
+	for k, want := range map[tool.Kind]Mode{tool.ReadOnly: ModeDefault, tool.Edit: ModeAutoEdit, tool.Execute: ModeYolo} {
+		if got := ModeAllowing(k); got != want {
+			t.Errorf("%s: %s, want %s", k, got, want)
+		}
+	}
+}
+
+// TestRefusedWithoutApprover: a run that cannot ask refuses what needs
+// approval, and tells the model which mode would allow it, by its kind.
+func TestRefusedWithoutApprover(t *testing.T) {
+	w := wires[0]
+	srv := llmtest.New(t)
+	srv.Enqueue(w.path, w.stream("m", llmtest.Call("write_file", `{"path":"a"}`), llmtest.Call("run_shell_command", `{"command":"ls"}`)), w.stream("m", llmtest.Text("ok")))
+	var log []string
+	a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log)}
+	rec := &recorder{}
+	a.Run(context.Background(), user("go"), rec.emit)
+	res := rec.results()
+	if len(log) != 0 || len(res) != 2 {
+		t.Fatalf("ran %v; results %+v", log, res)
+	}
+	if !strings.Contains(res[0].Error, "(--approval-mode auto_edit or yolo)") || !strings.Contains(res[1].Error, "(--approval-mode yolo)") {
+		t.Errorf("refusals: %q, %q", res[0].Error, res[1].Error)
+	}
+	if got := rec.types(); !strings.Contains(got, "approval_required tool_result approval_required tool_result") {
+		t.Errorf("events: %s", got)
+	}
+}
+
 func TestHooks(t *testing.T) {
 	w := wires[0]
 	srv := llmtest.New(t)

@@ -100,6 +100,19 @@ func needsApproval(m Mode, k tool.Kind) (ask bool, refuse string) {
 	}
 }
 
+// ModeAllowing returns the least permissive approval mode in which a tool of
+// kind k runs without asking: default for read-only tools, auto_edit for
+// edits, yolo for the rest. A run that refused a call names it to say how
+// to allow the call.
+func ModeAllowing(k tool.Kind) Mode {
+	for _, m := range []Mode{ModeDefault, ModeAutoEdit} {
+		if ask, refuse := needsApproval(m, k); !ask && refuse == "" {
+			return m
+		}
+	}
+	return ModeYolo
+}
+
 // Hooks run around every tool call, after approval.
 type Hooks struct {
 	// Before may refuse a call: its error goes back to the model as the
