@@ -386,6 +386,9 @@ func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config,
 	if err != nil {
 		return pc, err
 	}
+	if err := checkBaseURL(pc.Kind, flags, getenv, name, cfg.Providers[name]); err != nil {
+		return pc, err
+	}
 	pc.Logger = o.Log
 	return pc, nil
 }
