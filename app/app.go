@@ -190,7 +190,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	if st := a.Tools.Sandbox(); !st.Active && mayRunShell(prof) {
-		o.Log.Warn("shell commands are not confined on this system: only Hearth's own checks stand between a command and your files", "note", st.Note)
+		a.warn(o, "Shell commands are not confined on this system ("+strings.TrimPrefix(st.Note, "not confined: ")+"): only Hearth's own checks stand between a command and your files; `hearth doctor` says more.")
 	}
 	all, err := a.Tools.Registry()
 	if err != nil {
