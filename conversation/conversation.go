@@ -4,9 +4,12 @@
 //
 // The guarantees: the user's message is committed before the model is
 // called; each reply and tool result is committed as soon as it is made, a
-// partial reply included when the turn fails or is cancelled; usage and every
-// tool run are recorded; two turns on one session never interleave (the
-// second waits briefly, then fails with session.ErrBusy).
+// partial reply included when the turn fails or is cancelled; a turn that
+// fails leaves a record of why (session.FailureMessage), which the session
+// shows and no model is sent; a new session gets a title, from the model
+// after a good turn, else from the prompt; usage and every tool run are
+// recorded; two turns on one session never interleave (the second waits
+// briefly, then fails with session.ErrBusy).
 package conversation
 
 import (
@@ -35,6 +38,11 @@ type Turn struct {
 	Session session.Session
 	// Prompt is the user's message.
 	Prompt llm.Message
+	// Retry, instead of a new Prompt, runs the session again from its last
+	// message, the user's, that no reply answered (a turn that failed or
+	// was stopped before the model answered); the session must have one
+	// (else ErrNothingToRetry).
+	Retry bool
 	// Context, when set, is shown to the model with this turn only (the
 	// current view, a selection): the stored history does not keep it.
 	Context string
@@ -42,6 +50,11 @@ type Turn struct {
 	Titles bool
 	Log    *slog.Logger
 }
+
+// ErrNothingToRetry is returned by a Retry of a session whose last message
+// is not an unanswered one of the user's (or of a session that does not
+// exist).
+var ErrNothingToRetry = errors.New("no unanswered message to retry")
 
 // Outcome is what a turn produced.
 type Outcome struct {
@@ -79,6 +92,8 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 
 	sess, err := st.Get(ctx, out.SessionID)
 	switch {
+	case errors.Is(err, session.ErrNotFound) && t.Retry:
+		return nil, fmt.Errorf("%w: %w", ErrNothingToRetry, err)
 	case errors.Is(err, session.ErrNotFound):
 		s := t.Session
 		s.ID = out.SessionID
@@ -100,13 +115,22 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 
 	prompt := t.Prompt
 	prompt.Role = llm.RoleUser
-	saved, err := st.Append(wctx, out.SessionID, session.Message{Message: prompt})
-	if err != nil {
-		return nil, fmt.Errorf("saving your message: %w", err)
+	if t.Retry {
+		// The history ends with the message to answer, already stored.
+		if !session.Unanswered(stored) || len(history) == 0 {
+			return nil, fmt.Errorf("session %s: %w", out.SessionID, ErrNothingToRetry)
+		}
+		prompt = history[len(history)-1]
+		log.Debug("retrying", "session", out.SessionID, "seq", seqs[len(seqs)-1])
+	} else {
+		saved, err := st.Append(wctx, out.SessionID, session.Message{Message: prompt})
+		if err != nil {
+			return nil, fmt.Errorf("saving your message: %w", err)
+		}
+		log.Debug("message committed", "session", out.SessionID, "seq", saved[0].Seq, "role", "user")
+		history = append(history, prompt)
+		seqs = append(seqs, saved[0].Seq)
 	}
-	log.Debug("message committed", "session", out.SessionID, "seq", saved[0].Seq, "role", "user")
-	history = append(history, prompt)
-	seqs = append(seqs, saved[0].Seq)
 	if t.Context != "" {
 		// Shown to the model with the prompt, in the same message; never
 		// stored.
@@ -193,12 +217,18 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		emit(ev)
 	})
 	out.Result = res
+	if res.Reason == agent.DoneError && res.Err != nil {
+		// Why the turn failed stays with the session: shown where it is
+		// read, never sent to a model.
+		_, err := st.Append(wctx, out.SessionID, session.FailureMessage(res.Err))
+		keep(err)
+	}
 
-	if sess.Title == "" && res.Text != "" {
+	if sess.Title == "" {
 		title := ""
 		// Asking the model for a title is worth it only after a good turn,
 		// and must not hold up a cancel or a time limit.
-		if t.Titles && res.Reason == agent.DoneStop && ctx.Err() == nil {
+		if t.Titles && res.Reason == agent.DoneStop && res.Text != "" && ctx.Err() == nil {
 			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			title = makeTitle(tctx, &a, prompt.Content, res.Text)
 			cancel()
@@ -229,7 +259,7 @@ func seqsOf(stored []session.Message, history []llm.Message) []int {
 	seqs := make([]int, 0, len(history))
 	j := 0
 	for _, h := range history {
-		for j < len(stored) && stored[j].Compacted {
+		for j < len(stored) && (stored[j].Compacted || stored[j].Failure) {
 			j++
 		}
 		if j < len(stored) && stored[j].Role == h.Role && stored[j].Content == h.Content && stored[j].ToolCallID == h.ToolCallID {

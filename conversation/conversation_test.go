@@ -130,8 +130,81 @@ func TestProviderDiesMidAnswer(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 	msgs, _ := f.store.Messages(context.Background(), "s1")
-	if len(msgs) != 2 || msgs[0].Content != "2+2?" || msgs[1].Content != "The answer is 4" || !msgs[1].Partial || msgs[1].Thinking != "let me" {
+	if len(msgs) != 3 || msgs[0].Content != "2+2?" || msgs[1].Content != "The answer is 4" || !msgs[1].Partial || msgs[1].Thinking != "let me" {
 		t.Fatalf("stored: %+v", msgs)
+	}
+	// Why it failed is recorded after the partial reply.
+	if !msgs[2].Failure || !strings.HasPrefix(msgs[2].Content, "Provider request failed: ") {
+		t.Errorf("failure record: %+v", msgs[2])
+	}
+}
+
+// TestFailedTurnIsKeptAndRetried: a turn whose model server cannot be
+// reached keeps the message, a record of the failure and a title from the
+// prompt; a Retry runs the same message again, sending the model neither
+// the message twice nor the failure, and needs an unanswered message.
+func TestFailedTurnIsKeptAndRetried(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.srv.Enqueue("/api/chat", llmtest.OllamaError(500, "model runner has unexpectedly stopped"))
+	out, _, err := f.turn(t, "s1", "why does the build fail?")
+	if err != nil || out.Reason != agent.DoneError {
+		t.Fatalf("%+v %v", out, err)
+	}
+	msgs, _ := f.store.Messages(ctx, "s1")
+	if len(msgs) != 2 || msgs[0].Content != "why does the build fail?" || !msgs[1].Failure || !strings.Contains(msgs[1].Content, "model runner has unexpectedly stopped") {
+		t.Fatalf("stored: %+v", msgs)
+	}
+	if s, _ := f.store.Get(ctx, "s1"); s.Title != "why does the build fail" {
+		t.Errorf("title %q", s.Title)
+	}
+
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("A missing import.")))
+	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: "s1"}, Retry: true}
+	out, err = tr.Run(ctx, func(agent.Event) {})
+	if err != nil || out.Reason != agent.DoneStop || out.Text != "A missing import." {
+		t.Fatalf("retry: %+v %v", out, err)
+	}
+	var body struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	reqs := f.srv.RequestsTo("/api/chat")
+	reqs[len(reqs)-1].JSON(t, &body)
+	var sent []string
+	for _, m := range body.Messages {
+		sent = append(sent, m.Role+":"+m.Content)
+	}
+	if strings.Join(sent, "|") != "user:why does the build fail?" {
+		t.Errorf("the retry sent %q", sent)
+	}
+	msgs, _ = f.store.Messages(ctx, "s1")
+	if len(msgs) != 3 || msgs[2].Content != "A missing import." || msgs[2].Failure {
+		t.Errorf("stored: %+v", msgs)
+	}
+	// Nothing is left to retry, nor in a session that does not exist.
+	for _, id := range []string{"s1", "s-none"} {
+		tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: id}, Retry: true}
+		if _, err := tr.Run(ctx, func(agent.Event) {}); !errors.Is(err, ErrNothingToRetry) {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if _, err := f.store.Get(ctx, "s-none"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("a retry created a session: %v", err)
+	}
+	// A new message after a failed turn: the failure is not sent either.
+	f.srv.Enqueue("/api/chat", llmtest.OllamaError(500, "boom"), llmtest.OllamaStream("m", llmtest.Text("Hello again.")))
+	f.turn(t, "s2", "first")
+	if _, _, err := f.turn(t, "s2", "second"); err != nil {
+		t.Fatal(err)
+	}
+	reqs = f.srv.RequestsTo("/api/chat")
+	reqs[len(reqs)-1].JSON(t, &body)
+	sent = sent[:0]
+	for _, m := range body.Messages {
+		sent = append(sent, m.Role+":"+m.Content)
+	}
+	if strings.Join(sent, "|") != "user:first|assistant:(no reply)|user:second" {
+		t.Errorf("sent %q", sent)
 	}
 }
 

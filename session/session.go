@@ -52,6 +52,11 @@ type Message struct {
 	// later summary; Summary marks that summary.
 	Compacted bool `json:"compacted,omitempty"`
 	Summary   bool `json:"summary,omitempty"`
+	// Failure marks a record of why a turn failed ("Provider request
+	// failed: …"), kept so that the session shows it; it is an assistant
+	// message for readers that show it as one, but it is never sent to a
+	// model (History leaves it out).
+	Failure bool `json:"failure,omitempty"`
 	// Before is, for a summary, the seq of the message it stands before in
 	// the conversation: where the turns it replaces were.
 	Before    int       `json:"before,omitempty"`
@@ -149,15 +154,16 @@ func NewID() string {
 }
 
 // History turns stored messages into the conversation to send a model:
-// compacted messages are left out (their summary stands in for them), and a
-// tool call without a result (the process died while it ran) gets one saying
-// so, because providers refuse an unanswered call.
+// compacted messages are left out (their summary stands in for them), and
+// so are the records of failed turns (Failure), which are Hearth's words,
+// not the model's; a tool call without a result (the process died while it
+// ran) gets one saying so, because providers refuse an unanswered call.
 func History(msgs []Message) []llm.Message {
 	msgs = InOrder(msgs)
 	var out []llm.Message
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
-		if m.Compacted {
+		if m.Compacted || m.Failure {
 			continue
 		}
 		out = append(out, m.Message)
@@ -215,6 +221,35 @@ func InOrder(msgs []Message) []Message {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
 	return out
+}
+
+// FailureMessage is the record of a turn that failed with err, to append to
+// its session: "Provider request failed: …" for a model server's error,
+// "The turn failed: …" for another.
+func FailureMessage(err error) Message {
+	text := "The turn failed: " + err.Error()
+	if llm.CodeOf(err) != "" {
+		text = "Provider request failed: " + err.Error()
+	}
+	return Message{Message: llm.Message{Role: llm.RoleAssistant, Content: text}, Failure: true}
+}
+
+// Unanswered reports whether a session's last message, records of failures
+// aside, is the user's: a turn that failed or was stopped before the model
+// answered, which can be run again as it is.
+func Unanswered(msgs []Message) bool {
+	msgs = InOrder(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch m := msgs[i]; {
+		case m.Failure || m.Compacted:
+			continue
+		case m.Summary:
+			return false
+		default:
+			return m.Role == llm.RoleUser
+		}
+	}
+	return false
 }
 
 // EstimateTokens guesses a text's size in tokens (see llm.EstimateTokens).

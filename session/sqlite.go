@@ -79,6 +79,8 @@ var migrations = []string{
 		at          INTEGER NOT NULL
 	);
 	CREATE INDEX tool_runs_session ON tool_runs(session_id);`,
+	// 2: messages that record why a turn failed (Message.Failure).
+	`ALTER TABLE messages ADD COLUMN failure INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // appID marks a SQLite file as Hearth's (PRAGMA application_id), so that a
@@ -341,9 +343,9 @@ func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Mess
 			b, _ := json.Marshal(m.Images)
 			images = string(b)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, m.Seq, string(m.Role), m.Content, m.Thinking, calls, m.ToolCallID, m.ToolName, images, m.Tokens, m.Partial, m.Compacted, m.Summary, t)
+		_, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, m.Seq, string(m.Role), m.Content, m.Thinking, calls, m.ToolCallID, m.ToolName, images, m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, t)
 		if err != nil {
 			if isConstraint(err) {
 				return nil, errSession("append to", id, ErrNotFound)
@@ -375,7 +377,7 @@ func (s *SQLite) messages(ctx context.Context, id string, live bool) ([]Message,
 	if _, err := s.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	q := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, before_seq, created_at
+	q := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
 		FROM messages WHERE session_id = ?`
 	if live {
 		q += ` AND compacted = 0`
@@ -390,12 +392,12 @@ func (s *SQLite) messages(ctx context.Context, id string, live bool) ([]Message,
 	for rows.Next() {
 		var m Message
 		var role, calls, images string
-		var created, partial, compacted, summary int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &m.Before, &created); err != nil {
+		var created, partial, compacted, summary, failure int64
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &failure, &m.Before, &created); err != nil {
 			return nil, errSession("read", id, err)
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
-		m.Partial, m.Compacted, m.Summary = partial != 0, compacted != 0, summary != 0
+		m.Partial, m.Compacted, m.Summary, m.Failure = partial != 0, compacted != 0, summary != 0, failure != 0
 		if calls != "" {
 			tc, err := decodeCalls(&parser, calls)
 			if err != nil {

@@ -314,3 +314,76 @@ func TestHistoryPairsResultsWithTheirOwnReply(t *testing.T) {
 		t.Errorf("%+v", h)
 	}
 }
+
+// TestFailureRecords: the record of a failed turn is kept and shown, but
+// never sent to a model; the prompt before it can be run again.
+func TestFailureRecords(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	s.Create(ctx, &Session{ID: "s1"})
+	unreachable := &llm.Error{Code: llm.CodeUnreachable, Provider: "ollama", Op: "chat", Message: "cannot reach http://127.0.0.1:11434"}
+	if _, err := s.Append(ctx, "s1", msg(llm.RoleUser, "fix the bug"), FailureMessage(unreachable)); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s.Messages(ctx, "s1")
+	if len(all) != 2 || !all[1].Failure || all[1].Role != llm.RoleAssistant || !strings.HasPrefix(all[1].Content, "Provider request failed: ollama chat: cannot reach") {
+		t.Fatalf("stored %+v", all)
+	}
+	if h := History(all); len(h) != 1 || h[0].Content != "fix the bug" {
+		t.Errorf("history %+v", h)
+	}
+	if !Unanswered(all) {
+		t.Error("the prompt is not unanswered")
+	}
+	if f := FailureMessage(errors.New("stopped: the model made the same failing call 3 times in a row")); f.Content != "The turn failed: stopped: the model made the same failing call 3 times in a row" || !f.Failure {
+		t.Errorf("%+v", f)
+	}
+	s.Append(ctx, "s1", msg(llm.RoleAssistant, "Fixed."))
+	all, _ = s.Messages(ctx, "s1")
+	if h := History(all); len(h) != 2 || h[1].Content != "Fixed." || Unanswered(all) {
+		t.Errorf("history %+v", h)
+	}
+	b, _ := json.Marshal(all[1])
+	if !strings.Contains(string(b), `"failure":true`) {
+		t.Errorf("json %s", b)
+	}
+}
+
+// TestMigrateFromSchema1: a database of the first schema keeps its
+// sessions and messages, and can hold failure records.
+func TestMigrateFromSchema1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 1, as the first Hearth left it.
+	for _, q := range []string{"DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	if _, err := s.db.Exec(migrations[0]); err != nil {
+		t.Fatal(err)
+	}
+	s.db.Exec("PRAGMA user_version = 1")
+	s.db.Exec("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('old', 'Old one', 1, 1)")
+	s.db.Exec("INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ('old', 1, 'user', 'hello', 1)")
+	s.Close()
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow("PRAGMA user_version").Scan(&v)
+	msgs, err := s.Messages(ctx, "old")
+	if err != nil || v != len(migrations) || len(msgs) != 1 || msgs[0].Content != "hello" || msgs[0].Failure {
+		t.Fatalf("schema %d, %v %+v", v, err, msgs)
+	}
+	if _, err := s.Append(ctx, "old", FailureMessage(errors.New("boom"))); err != nil {
+		t.Fatal(err)
+	}
+}
