@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -180,10 +181,11 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 		Args:          noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.prompt != "" {
-				a.rootRun.timeoutFromEnv = !cmd.Flags().Changed("timeout")
+				a.rootRun.fromEnv(cmd, a.getenv)
 				return a.runTurn(cmd.Context(), a.prompt, a.rootRun)
 			}
 			if a.wantsTUI() {
+				a.rootRun.fromEnv(cmd, a.getenv)
 				return a.runTUI(cmd.Context())
 			}
 			return cmd.Help()
@@ -197,13 +199,13 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.Kind, "provider", "", "model server dialect: ollama, or openai for any OpenAI-compatible server (env HEARTH_PROVIDER; default ollama)")
-	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
+	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address, as `URL` (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show reasoning, tool activity and requests on stderr")
 	pf.StringVarP(&a.workspace, "workspace", "w", a.getenv("HEARTH_WORKSPACE"), "project directory the tools may touch (env HEARTH_WORKSPACE; default: the current directory)")
 	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")
-	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run this prompt headless and exit (as `hearth run`)")
+	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run `PROMPT` headless and exit, as hearth run does")
 	a.addRunFlags(root, &a.rootRun)
 	a.addTUIFlags(root)
 	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.mcpCommand())
@@ -298,11 +300,22 @@ func (a *app) colors(w io.Writer) bool {
 	return a.isTTY(w) && a.getenv("NO_COLOR") == "" && a.getenv("TERM") != "dumb"
 }
 
-// noArgs refuses positional arguments as a usage error.
+// noArgs refuses positional arguments as a usage error. An unknown
+// command gets cobra's suggestions ("did you mean run?"); words that look
+// like a prompt get the commands that take one.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if cmd.HasSubCommands() {
-			return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2 // as cobra's own lookup sets it
+			}
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+			} else if !cmd.HasParent() && (len(args) > 1 || strings.ContainsAny(args[0], " \t\n?")) {
+				msg += "\n\nTo run a prompt: hearth run \"…\" (or hearth -p \"…\").\n"
+			}
+			return usageError{errors.New(msg)}
 		}
 		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
 	}

@@ -34,11 +34,35 @@ type runFlags struct {
 	timeoutRaw     string
 	maxTurns       int
 	timeout        time.Duration
-	// timeoutFromEnv says the time limit came from HEARTH_TIMEOUT, not
-	// --timeout: the message that the run reached it names the one to
-	// raise.
-	timeoutFromEnv bool
+	// timeoutFromEnv and maxTurnsFromEnv say the value came from
+	// HEARTH_TIMEOUT or HEARTH_MAX_TURNS, not the flag: a message about it
+	// names the one to change.
+	timeoutFromEnv, maxTurnsFromEnv bool
 }
+
+// fromEnv gives the flags not on the command line their value from the
+// environment (HEARTH_TIMEOUT, HEARTH_MAX_TURNS), and notes it.
+func (f *runFlags) fromEnv(cmd *cobra.Command, getenv func(string) string) {
+	if f.timeoutFromEnv = !cmd.Flags().Changed("timeout"); f.timeoutFromEnv {
+		f.timeoutRaw = getenv("HEARTH_TIMEOUT")
+	}
+	if f.maxTurnsFromEnv = !cmd.Flags().Changed("max-turns"); f.maxTurnsFromEnv {
+		f.maxTurnsRaw = getenv("HEARTH_MAX_TURNS")
+	}
+}
+
+// checkedLater is a flag whose text is kept as given and checked when the
+// command runs (its default may come from the environment, and a bad value
+// gets Hearth's message, naming where it came from); help shows its type.
+// It implements pflag.Value.
+type checkedLater struct {
+	text *string
+	typ  string
+}
+
+func (v checkedLater) String() string     { return *v.text }
+func (v checkedLater) Set(s string) error { *v.text = s; return nil }
+func (v checkedLater) Type() string       { return v.typ }
 
 func (a *app) runCommand() *cobra.Command {
 	var f runFlags
@@ -75,7 +99,7 @@ limit, --timeout), 2 bad usage or configuration, 130 interrupted.`,
   hearth run --output-format stream-json --approval-mode auto_edit "add a test for Add"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.timeoutFromEnv = !cmd.Flags().Changed("timeout")
+			f.fromEnv(cmd, a.getenv)
 			return a.runTurn(cmd.Context(), strings.Join(args, " "), f)
 		},
 	}
@@ -85,12 +109,12 @@ limit, --timeout), 2 bad usage or configuration, 130 interrupted.`,
 
 func (a *app) addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.session, "context", "", "session id to continue (created if new)")
-	fl.StringVar(&f.alias, "session", "", "same as --context")
+	fl.StringVar(&f.session, "context", "", "session `ID` to continue (created if new)")
+	fl.StringVar(&f.alias, "session", "", "same as --context `ID`")
 	fl.StringVarP(&f.format, "output-format", "o", "text", "text, json or stream-json")
 	fl.StringVar(&f.approvalMode, "approval-mode", a.getenv("HEARTH_APPROVAL_MODE"), "default, auto_edit, yolo or plan (env HEARTH_APPROVAL_MODE; default: the profile's)")
-	fl.StringVar(&f.maxTurnsRaw, "max-turns", a.getenv("HEARTH_MAX_TURNS"), "most model calls in the turn (env HEARTH_MAX_TURNS; default 40)")
-	fl.StringVar(&f.timeoutRaw, "timeout", a.getenv("HEARTH_TIMEOUT"), "give up after this long, e.g. 10m (env HEARTH_TIMEOUT)")
+	fl.Var(checkedLater{&f.maxTurnsRaw, "int"}, "max-turns", fmt.Sprintf("most model calls in the turn (env HEARTH_MAX_TURNS; default %d)", agent.DefaultMaxTurns))
+	fl.Var(checkedLater{&f.timeoutRaw, "duration"}, "timeout", "give up after this long, e.g. 10m (env HEARTH_TIMEOUT)")
 }
 
 // parse checks the flags that arrive as text (they may come from the
@@ -103,15 +127,21 @@ func (f *runFlags) parse() error {
 		f.session = f.alias
 	}
 	if f.maxTurnsRaw != "" {
-		n, err := strconv.Atoi(f.maxTurnsRaw)
+		n, err := strconv.Atoi(strings.TrimSpace(f.maxTurnsRaw))
 		if err != nil || n < 0 {
+			if f.maxTurnsFromEnv {
+				return usageError{fmt.Errorf("HEARTH_MAX_TURNS=%q: want a positive number", f.maxTurnsRaw)}
+			}
 			return usageError{fmt.Errorf("--max-turns %q: want a positive number", f.maxTurnsRaw)}
 		}
 		f.maxTurns = n
 	}
 	if f.timeoutRaw != "" {
-		d, err := time.ParseDuration(f.timeoutRaw)
+		d, err := time.ParseDuration(strings.TrimSpace(f.timeoutRaw))
 		if err != nil || d < 0 {
+			if f.timeoutFromEnv {
+				return usageError{fmt.Errorf("HEARTH_TIMEOUT=%q: want a duration such as 10m", f.timeoutRaw)}
+			}
 			return usageError{fmt.Errorf("--timeout %q: want a duration such as 10m", f.timeoutRaw)}
 		}
 		f.timeout = d
