@@ -54,7 +54,7 @@ func TestBadBaseURL(t *testing.T) {
 // TestHelpTypesAndPlaceholders: flags show their types and placeholders.
 func TestHelpTypesAndPlaceholders(t *testing.T) {
 	_, out, _ := hearth(t, nil, "--help")
-	for _, want := range []string{"-p, --prompt PROMPT ", "--max-turns int ", "--timeout duration ", "--context ID ", "--base-url URL "} {
+	for _, want := range []string{"-p, --prompt PROMPT ", "--max-turns int ", "--timeout duration ", "--context ID ", "--base-url URL ", "HEARTH_LOG ", "HEARTH_LOG_FORMAT "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
 		}

@@ -25,7 +25,7 @@ var committed = regexp.MustCompile(`msg="message committed" session=(\S+) seq=(\
 // TestCrashSafety kills hearth with SIGKILL at random points of 200 runs
 // and checks after each that the database opens, passes PRAGMA
 // integrity_check, and holds every message the run had committed (each
-// commit is logged with --verbose before the kill can be sent).
+// commit is logged with HEARTH_LOG=debug before the kill can be sent).
 func TestCrashSafety(t *testing.T) {
 	e := newE2E(t)
 	os.WriteFile(filepath.Join(e.ws, "a.txt"), []byte("hello\n"), 0o644)
@@ -44,7 +44,8 @@ func TestCrashSafety(t *testing.T) {
 	for i := range runs {
 		id := fmt.Sprintf("s%d", i%20) // sessions are continued after crashes
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := e.cmd(ctx, "", "--verbose", "run", "--context", id, "--max-turns", "3", fmt.Sprintf("step %d", i))
+		cmd := e.cmd(ctx, "", "run", "--context", id, "--max-turns", "3", fmt.Sprintf("step %d", i))
+		cmd.Env = append(cmd.Env, "HEARTH_LOG=debug")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {

@@ -100,9 +100,11 @@ type app struct {
 	isTTY func(io.Writer) bool
 	// isTTYIn reports whether standard input is a terminal (nil: ask the
 	// system).
-	isTTYIn   func(io.Reader) bool
-	flags     providers.Config
-	verbose   bool
+	isTTYIn func(io.Reader) bool
+	flags   providers.Config
+	verbose bool
+	// errw is standard error, line by line (see errLines).
+	errw      *errLines
 	workspace string
 	profile   string
 	// -p on the root command, with the run flags
@@ -122,7 +124,7 @@ func run(ctx context.Context, args []string, io stdio, getenv func(string) strin
 	case err == nil:
 		return exitOK
 	case ctx.Err() != nil || llm.CodeOf(err) == llm.CodeCancelled:
-		fmt.Fprintln(io.err, "hearth: interrupted")
+		a.stderr().Line("hearth: interrupted")
 		return exitInterrupted
 	case errors.Is(err, errNotReady):
 		return exitFailed // the report said why
@@ -132,10 +134,10 @@ func run(ctx context.Context, args []string, io stdio, getenv func(string) strin
 		return exitFailed // the output already said why
 	}
 	// An error may quote a model server, an MCP server or the model itself.
-	fmt.Fprintf(io.err, "hearth: %s\n", termtext.String(err.Error()))
+	a.stderr().Line("hearth: " + termtext.String(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(io.err, "Run 'hearth --help' for usage.")
+		a.stderr().Line("Run 'hearth --help' for usage.")
 		return exitUsage
 	}
 	return exitFailed
@@ -161,6 +163,9 @@ Which server and model to use comes from flags, then the environment:
                         "thinking", DeepSeek-R1): replies hold only </think>
   OLLAMA_HOST           where Ollama listens (default 127.0.0.1:11434)
   OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai
+  HEARTH_LOG            write the structured log on stderr: debug, info, warn
+                        or error (unset: warnings only, as sentences)
+  HEARTH_LOG_FORMAT     text (default) or json, with HEARTH_LOG
   NO_COLOR              no colours
 
 With no prompt on a terminal, hearth opens the terminal UI: an interactive
@@ -191,7 +196,13 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 			return cmd.Help()
 		},
 	}
-	root.PersistentPreRun = func(*cobra.Command, []string) { a.warnAPIKeyFlag() }
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if _, err := parseLogSettings(a.getenv); err != nil {
+			return err
+		}
+		a.warnAPIKeyFlag()
+		return nil
+	}
 	root.SetOut(a.io.out)
 	root.SetErr(a.io.err)
 	root.SetIn(a.io.in)
@@ -202,7 +213,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address, as `URL` (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
-	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show reasoning, tool activity and requests on stderr")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "follow the run on stderr: reasoning, each tool call and its result, token usage (the structured log is HEARTH_LOG)")
 	pf.StringVarP(&a.workspace, "workspace", "w", a.getenv("HEARTH_WORKSPACE"), "project directory the tools may touch (env HEARTH_WORKSPACE; default: the current directory)")
 	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run `PROMPT` headless and exit, as hearth run does")
@@ -219,7 +230,7 @@ func (a *app) warnAPIKeyFlag() {
 	if a.flags.APIKey == "" {
 		return
 	}
-	fmt.Fprintln(a.io.err, "hearth: warning: a key given with --api-key can be read by every process on this machine, the commands the agent runs included (ps, /proc/PID/cmdline), and stays in your shell history; "+
+	a.stderr().Line("hearth: warning: a key given with --api-key can be read by every process on this machine, the commands the agent runs included (ps, /proc/PID/cmdline), and stays in your shell history; " +
 		"set HEARTH_API_KEY or OPENAI_API_KEY instead, or name a variable with api_key_env in the config's provider (or keep its key in the keychain with `hearth auth set NAME`)")
 }
 
@@ -251,13 +262,20 @@ func (a *app) providerFlags() (providers.Config, error) {
 	return cfg, nil
 }
 
-// logger logs to stderr: debug with --verbose, warnings otherwise.
+// logger logs to stderr as HEARTH_LOG and HEARTH_LOG_FORMAT say: by
+// default warnings and errors only, as sentences (the root command has
+// checked the variables).
 func (a *app) logger() *slog.Logger {
-	level := slog.LevelWarn
-	if a.verbose {
-		level = slog.LevelDebug
+	s, _ := parseLogSettings(a.getenv)
+	return slog.New(s.handler(a.stderr()))
+}
+
+// stderr returns standard error, written line by line.
+func (a *app) stderr() *errLines {
+	if a.errw == nil {
+		a.errw = &errLines{w: a.io.err}
 	}
-	return slog.New(slog.NewTextHandler(a.io.err, &slog.HandlerOptions{Level: level}))
+	return a.errw
 }
 
 // appOptions gathers what every mode needs to assemble an agent.
@@ -273,7 +291,7 @@ func (a *app) appOptions(mode string) (hearthapp.Options, error) {
 	return hearthapp.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
 		Provider: pf, Getenv: a.getenv, Log: a.logger(),
 		// Settings a project's config could not make, as sentences.
-		Warn: func(s string) { fmt.Fprintln(a.io.err, "hearth: "+s) }}, nil
+		Warn: func(s string) { a.stderr().Line("hearth: " + s) }}, nil
 }
 
 // provider builds the provider the flags, environment and config describe.

@@ -79,7 +79,8 @@ what it offers, then stopped. Exit code 1 when a server does not start.`,
 				}
 			}
 			o := mcp.Options{Servers: servers, Dir: ws, Getenv: a.getenv}
-			if a.verbose {
+			if a.getenv("HEARTH_LOG") != "" {
+				// The status below says what failed; the log says more.
 				o.Logger = a.logger()
 			}
 			m, err := mcp.New(o)

@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool"
 )
 
 // maxStdin bounds the piped context read from standard input.
@@ -253,6 +254,20 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	// interrupted by the user as well).
 	timedOut := func() bool { return ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) }
 	out := newPrinter(a, f.format)
+	// Nothing can answer an approval here: a call that needs one is
+	// refused, and the view says so, with the flag that would allow it.
+	out.view.refuses = h.Agent.Approver == nil
+	out.view.mode = h.Agent.Mode
+	out.view.kindOf = func(name string) (tool.Kind, bool) {
+		if h.Agent.Tools == nil {
+			return 0, false
+		}
+		t, ok := h.Agent.Tools.Get(name)
+		if !ok {
+			return 0, false
+		}
+		return t.Kind(), true
+	}
 	out.timeout = func(sessionID string) error {
 		if !timedOut() {
 			return nil
@@ -369,30 +384,28 @@ func (a *app) readPiped(havePrompt bool) (string, error) {
 //
 // The text format is for people, so what the model and the tools wrote is
 // stripped of control sequences (package termtext) before it is printed:
-// the answer on stdout, and with --verbose the reasoning, tool calls, tool
-// output and error messages on stderr. This holds whether or not the output
-// is a terminal. A pipe into `less -R`, or a file cat'ed later, reaches a
-// terminal all the same, and a CI log is read in one; text is the format of
-// the answer, not of its bytes: a program that wants them exactly reads
-// json or stream-json, which keep the text as the model wrote it.
+// the answer on stdout, and on stderr the activity view (see activity) and
+// error messages. This holds whether or not the output is a terminal. A
+// pipe into `less -R`, or a file cat'ed later, reaches a terminal all the
+// same, and a CI log is read in one; text is the format of the answer, not
+// of its bytes: a program that wants them exactly reads json or
+// stream-json, which keep the text as the model wrote it.
 type printer struct {
 	a      *app
 	format string
 	w      *bufio.Writer
 	// timeout returns the error of a run that reached its time limit (nil
 	// if it did not), for the session given.
-	timeout func(sessionID string) error
-	// for --verbose text output: model and tool text goes through san; a
-	// stream (the reasoning, the answer, one call's output) is flushed
-	// when another begins, so a sequence left open by one cannot reach
-	// into what comes next.
-	san       *termtext.Writer
-	streaming string
+	timeout   func(sessionID string) error
 	sessionID string
+	// view is what the run says on stderr: refusals, and with --verbose
+	// the activity view.
+	view *activity
 }
 
 func newPrinter(a *app, format string) *printer {
-	return &printer{a: a, format: format, w: bufio.NewWriter(a.io.out), san: termtext.NewWriter(a.io.err)}
+	return &printer{a: a, format: format, w: bufio.NewWriter(a.io.out),
+		view: newActivity(a.stderr(), a.verbose && format != "stream-json", a.colors(a.io.err))}
 }
 
 // event receives each event of the turn as it happens.
@@ -400,8 +413,8 @@ func (p *printer) event(ev agent.Event) {
 	if ev.Type == agent.EventSession {
 		p.sessionID = ev.SessionID
 	}
-	switch p.format {
-	case "stream-json":
+	p.view.event(ev)
+	if p.format == "stream-json" {
 		if ev.Type == agent.EventDone && ev.DoneReason == agent.DoneCancelled && p.timeout != nil {
 			// done.reason stays "cancelled"; an error event before it
 			// says that the time limit, not the user, stopped the run.
@@ -410,10 +423,6 @@ func (p *printer) event(ev agent.Event) {
 			}
 		}
 		p.writeJSON(ev)
-	case "text", "json":
-		if p.a.verbose {
-			p.verbose(ev)
-		}
 	}
 }
 
@@ -425,72 +434,6 @@ func (p *printer) writeJSON(ev agent.Event) {
 	p.w.Write(b)
 	p.w.WriteByte('\n')
 	p.w.Flush() // each event as it happens
-}
-
-// stream writes a piece of model or tool text to stderr, stripped.
-func (p *printer) stream(name, text string) {
-	if p.streaming != name {
-		p.san.Flush()
-		p.streaming = name
-	}
-	p.san.WriteString(text)
-}
-
-// say ends the current stream and writes Hearth's own words to stderr;
-// the arguments, which may quote the model or a tool, are stripped.
-func (p *printer) say(format string, args ...any) {
-	p.san.Flush()
-	p.streaming = ""
-	for i, v := range args {
-		switch v := v.(type) {
-		case string:
-			args[i] = termtext.String(v)
-		case json.RawMessage:
-			args[i] = termtext.String(string(v))
-		}
-	}
-	fmt.Fprintf(p.a.io.err, format, args...)
-}
-
-// verbose shows reasoning and tool activity on stderr.
-func (p *printer) verbose(ev agent.Event) {
-	switch ev.Type {
-	case agent.EventThinkingStart:
-		p.say("[thinking] ")
-	case agent.EventThinkingDelta:
-		p.stream("thinking", ev.Text)
-	case agent.EventThinkingEnd:
-		p.say("\n")
-	case agent.EventTextDelta:
-		p.stream("answer", ev.Text)
-	case agent.EventToolCall:
-		p.say("\n[tool] %s %s\n", ev.Name, ev.Args)
-	case agent.EventApprovalRequired:
-		p.say("[approval needed] %s\n", ev.Reason)
-	case agent.EventToolOutput:
-		p.stream("output "+ev.ID, ev.Text)
-	case agent.EventToolResult:
-		if ev.OK {
-			p.say("[%s ok] %s\n", ev.Name, firstLine(ev.Output))
-		} else {
-			p.say("[%s failed] %s\n", ev.Name, ev.Error)
-		}
-	case agent.EventCompressed:
-		p.say("[older turns summarised to fit the context window]\n")
-	case agent.EventError:
-		p.say("[error %s] %s\n", ev.Code, ev.Error)
-	case agent.EventDone:
-		p.san.Flush()
-		p.streaming = ""
-	}
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
 }
 
 // jsonResult is the --output-format json object.
@@ -514,19 +457,25 @@ type jsonErrorInfo struct {
 	Message string `json:"message"`
 }
 
-// finish writes what comes at the end of the turn.
+// finish writes what comes at the end of the turn: the answer (ending in a
+// line break), then on stderr the token usage (with --verbose) and what
+// went wrong.
 func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 	defer p.w.Flush()
+	p.view.end()
 	switch p.format {
 	case "text":
-		p.san.Flush()
 		if text := strings.TrimRight(termtext.String(res.Text), "\n"); text != "" {
 			p.w.WriteString(text)
 			p.w.WriteByte('\n')
 		}
+		p.w.Flush()
+		if p.view.verbose {
+			p.view.out.Line(p.view.usageLine())
+		}
 		if res.Err != nil {
 			// The error may quote the server, or the model.
-			fmt.Fprintf(p.a.io.err, "hearth: %s\n", termtext.String(res.Err.Error()))
+			p.view.out.Line("hearth: " + termtext.String(res.Err.Error()))
 		}
 	case "json":
 		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}}
@@ -550,6 +499,10 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 		enc := json.NewEncoder(p.w)
 		enc.SetIndent("", "  ")
 		enc.Encode(j)
+		p.w.Flush()
+		if p.view.verbose {
+			p.view.out.Line(p.view.usageLine())
+		}
 	}
 }
 

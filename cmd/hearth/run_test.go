@@ -148,7 +148,7 @@ func TestRunVerboseStripsControlSequences(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
 	noControls(t, "stderr", errOut)
-	for _, want := range []string{"[thinking] I will read it\n", "[tool] read_file ", "[tool] read_file {\"file_path\":\"2Jtxt.[U+202E]exe\"}", "[read_file ok] ", "[read_file failed] ", "hello from the file", "It says hello."} {
+	for _, want := range []string{"[thinking] I will read it\n", "[tool] read_file notes.txt\n", "[tool] read_file 2Jtxt.[U+202E]exe\n", "  ok: hello from the file\n", "  failed: "} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}

@@ -91,6 +91,12 @@ func hostMain() int {
 		fmt.Fprintln(os.Stderr, "hearth: the shell host was started without its pipes")
 		return 126
 	}
+	// Hearth stops the host's whole process group with SIGTERM, then
+	// SIGKILL: stop interpreting at once, so that the programs' own
+	// SIGTERM is all that is left to wait for. (Set up before the job:
+	// it takes a fraction of a millisecond.)
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stopSignals()
 	warmUp(spawner)
 	// Confined and waiting: Hearth knows this spare is ready.
 	if _, err := reportFile.Write([]byte{hostReady}); err != nil {
@@ -103,7 +109,7 @@ func hostMain() int {
 	}
 	jobFile.Close()
 	out := hostReport{Sandbox: rep}
-	out.Exit, out.Refusal, out.Memory, err = interpret(job, spawner)
+	out.Exit, out.Refusal, out.Memory, err = interpret(ctx, job, spawner)
 	if err != nil {
 		out.Error = err.Error()
 	}
@@ -128,20 +134,22 @@ func hostMain() int {
 // in a fresh process costs page faults and one-time set-up that would
 // otherwise fall on the command.
 func warmUp(spawner func(func())) {
-	_, _, _, _ = interpret(hostJob{Script: `x=1; if [ "$x" = 1 ]; then : "${x}"; fi`, Dir: "/", Policy: Policy{}, MaxProcs: 1}, spawner)
+	_, _, _, _ = interpret(context.Background(), hostJob{Script: `x=1; if [ "$x" = 1 ]; then : "${x}"; fi`, Dir: "/", Policy: Policy{}, MaxProcs: 1}, spawner)
+	heapBytes() // runtime/metrics builds its tables on the first read
+	// And the first program started from the spawner thread (a
+	// harmless one, inside the sandbox).
+	if _, err := os.Stat("/bin/true"); err == nil {
+		spawner(func() { _ = exec.Command("/bin/true").Run() })
+	}
 }
 
-// interpret runs the job's command line in this (confined) process.
-func interpret(job hostJob, onSpawner func(func())) (exit int, refusal *Refusal, memory bool, err error) {
+// interpret runs the job's command line in this (confined) process, until
+// ctx ends (Hearth's SIGTERM).
+func interpret(ctx context.Context, job hostJob, onSpawner func(func())) (exit int, refusal *Refusal, memory bool, err error) {
 	f, err := parse(job.Script)
 	if err != nil {
 		return 2, nil, false, fmt.Errorf("cannot parse the command: %v", err)
 	}
-	// Hearth stops the host's whole process group with SIGTERM, then
-	// SIGKILL: stop interpreting at once, so that the programs' own
-	// SIGTERM is all that is left to wait for.
-	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stopSignals()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	pol := job.Policy

@@ -354,9 +354,10 @@ func (rs *runState) execHandler(ctx context.Context, args []string) error {
 		fmt.Fprintf(hc.Stderr, "%s: command not found\n", args[0])
 		return interp.ExitStatus(127)
 	}
-	if strings.Contains(args[0], "/") {
-		// A script in the workspace: check it too.
-		if r := rs.checkScriptFile(path, hc.Dir, false); r != nil && isShellScript(path) {
+	if strings.Contains(args[0], "/") && isShellScript(path) {
+		// A script in the workspace: check it too (a program is not
+		// read whole to find out).
+		if r := rs.checkScriptFile(path, hc.Dir, false); r != nil {
 			return rs.refuse(r)
 		}
 	}
