@@ -224,8 +224,12 @@ func TestE2EProviderDiesMidAnswer(t *testing.T) {
 		t.Errorf("exit %d %q %q", code, out, errOut)
 	}
 	msgs, _ := e.store().Messages(context.Background(), "s1")
-	if len(msgs) != 2 || msgs[0].Content != "2+2?" || msgs[1].Content != "The answer is 4" || !msgs[1].Partial {
+	if len(msgs) != 3 || msgs[0].Content != "2+2?" || msgs[1].Content != "The answer is 4" || !msgs[1].Partial || !msgs[2].Failure {
 		t.Errorf("stored: %+v", msgs)
+	}
+	// Something was answered: the way on is a new message.
+	if !strings.Contains(errOut, "hearth: session s1 keeps what happened; continue it with: hearth run --context s1 --model m --workspace "+e.ws+" \"…\"\n") {
+		t.Errorf("stderr %q", errOut)
 	}
 }
 

@@ -39,17 +39,50 @@ type runFlags struct {
 	// HEARTH_TIMEOUT or HEARTH_MAX_TURNS, not the flag: a message about it
 	// names the one to change.
 	timeoutFromEnv, maxTurnsFromEnv bool
+	// rerun is the command line that runs a session's message again with
+	// the flags this run was given (nil: not said).
+	rerun func(sessionID string) string
 }
 
 // fromEnv gives the flags not on the command line their value from the
-// environment (HEARTH_TIMEOUT, HEARTH_MAX_TURNS), and notes it.
+// environment (HEARTH_TIMEOUT, HEARTH_MAX_TURNS), and notes it; and keeps
+// the command line to run a session again.
 func (f *runFlags) fromEnv(cmd *cobra.Command, getenv func(string) string) {
+	f.rerun = rerunCommand(cmd)
 	if f.timeoutFromEnv = !cmd.Flags().Changed("timeout"); f.timeoutFromEnv {
 		f.timeoutRaw = getenv("HEARTH_TIMEOUT")
 	}
 	if f.maxTurnsFromEnv = !cmd.Flags().Changed("max-turns"); f.maxTurnsFromEnv {
 		f.maxTurnsRaw = getenv("HEARTH_MAX_TURNS")
 	}
+}
+
+// rerunFlags are the flags a command that runs a session again repeats:
+// what chose the server, model, workspace and limits. Not the prompt, the
+// session, nor --api-key (a key is not to be shown).
+var rerunFlags = []string{"provider", "base-url", "model", "workspace", "profile", "approval-mode", "max-turns", "timeout", "output-format"}
+
+// rerunCommand returns a function writing the command that runs a
+// session's unanswered message again: hearth run --context ID and the
+// flags of rerunFlags this command line set, quoted for a shell.
+func rerunCommand(cmd *cobra.Command) func(id string) string {
+	var extra []string
+	for _, name := range rerunFlags {
+		if fl := cmd.Flags().Lookup(name); fl != nil && cmd.Flags().Changed(name) {
+			extra = append(extra, "--"+name, shellQuote(fl.Value.String()))
+		}
+	}
+	return func(id string) string {
+		return strings.Join(append([]string{"hearth", "run", "--context", shellQuote(id)}, extra...), " ")
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkedLater is a flag whose text is kept as given and checked when the
@@ -76,7 +109,8 @@ added to the prompt as context.
 
 --context ID (or --session ID) continues a session and saves the new state
 after the turn, creating the session if it is new: two calls with the same
-id make a two-step script.
+id make a two-step script. A run that fails keeps your message and why it
+failed in its session; --context ID with no prompt runs that message again.
 
 Scripts cannot answer questions, so in the default approval mode reading is
 free and edits or commands are refused with a note; allow them with
@@ -97,6 +131,7 @@ limit, --timeout), 2 bad usage or configuration, 130 interrupted.`,
 		Example: `  hearth run "what does main.go do?"
   cat error.log | hearth run "explain this"
   hearth run --context=s1 "analyze error.log" && hearth run --context=s1 "fix the error"
+  hearth run --context=s1                 (run s1's last message again, after a failure)
   hearth run --output-format stream-json --approval-mode auto_edit "add a test for Add"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -224,8 +259,14 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 			prompt += "\n\nContext from standard input:\n```\n" + strings.TrimRight(piped, "\n") + "\n```"
 		}
 	}
+	// With no prompt, --context runs again a session's last message that
+	// no reply answered (a run that could not reach the server).
+	retry := false
 	if strings.TrimSpace(prompt) == "" {
-		return usageError{errors.New("no prompt: give one as an argument (hearth run \"…\") or pipe it on standard input")}
+		if f.session == "" {
+			return usageError{errors.New("no prompt: give one as an argument (hearth run \"…\") or pipe it on standard input")}
+		}
+		retry = true
 	}
 
 	o, err := a.appOptions("headless")
@@ -274,9 +315,15 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		}
 		return &timeoutError{limit: f.timeout, fromEnv: f.timeoutFromEnv, session: sessionID}
 	}
-	turn := &conversation.Turn{Store: h.Store, Agent: h.Agent, Prompt: llm.Message{Content: prompt}, Titles: true, Log: o.Log,
+	turn := &conversation.Turn{Store: h.Store, Agent: h.Agent, Prompt: llm.Message{Content: prompt}, Retry: retry, Titles: true, Log: o.Log,
 		Session: session.Session{ID: f.session, Provider: h.Provider.Kind(), Model: h.ProviderConfig.Model, Workspace: h.Workspace.Root()}}
 	res, err := turn.Run(runCtx, out.event)
+	if errors.Is(err, conversation.ErrNothingToRetry) {
+		if errors.Is(err, session.ErrNotFound) {
+			return usageError{fmt.Errorf("no prompt, and no session %s to run again: give a prompt (hearth run --context %s \"…\")", f.session, f.session)}
+		}
+		return usageError{fmt.Errorf("no prompt, and session %s has no unanswered message to run again: give a prompt (hearth run --context %s \"…\")", f.session, f.session)}
+	}
 	if err != nil && res == nil {
 		if te := out.timeout(""); te != nil {
 			// The limit came before the turn could begin (the model
@@ -296,6 +343,9 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	case res.Reason == agent.DoneMaxTurns:
 		fail = &turnLimit{fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)}
 	}
+	if res.Reason == agent.DoneError && f.rerun != nil {
+		out.kept = a.keptNote(h, res, f.rerun)
+	}
 	out.finish(res, err, fail)
 	switch {
 	case ctx.Err() != nil:
@@ -310,6 +360,21 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		return err
 	}
 	return nil
+}
+
+// keptNote says, after a turn that failed, what the session kept and the
+// command that goes on with it: the same message again when the model
+// answered nothing (a server that could not be reached), else a new one.
+func (a *app) keptNote(h *hearthapp.App, res *conversation.Outcome, rerun func(string) string) string {
+	id := res.SessionID
+	if len(res.Messages) > 0 {
+		return fmt.Sprintf("hearth: session %s keeps what happened; continue it with: %s \"…\"", id, rerun(id))
+	}
+	title := ""
+	if s, err := h.Store.Get(context.Background(), id); err == nil && s.Title != "" {
+		title = fmt.Sprintf(" (%q)", s.Title)
+	}
+	return fmt.Sprintf("hearth: your message is kept in session %s%s; to run it again: %s", id, termtext.String(title), rerun(id))
 }
 
 func maxTurnsOf(h *hearthapp.App) int {
@@ -401,6 +466,9 @@ type printer struct {
 	// view is what the run says on stderr: refusals, and with --verbose
 	// the activity view.
 	view *activity
+	// kept, after a failed turn, says what the session kept and how to go
+	// on (text output only).
+	kept string
 }
 
 func newPrinter(a *app, format string) *printer {
@@ -476,6 +544,9 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 		if res.Err != nil {
 			// The error may quote the server, or the model.
 			p.view.out.Line("hearth: " + termtext.String(res.Err.Error()))
+		}
+		if p.kept != "" {
+			p.view.out.Line(p.kept)
 		}
 	case "json":
 		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}}

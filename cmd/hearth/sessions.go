@@ -265,6 +265,11 @@ func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, fu
 			}
 			fmt.Fprintf(w, "\n## You\n\n%s\n", m.Content)
 		case llm.RoleAssistant:
+			if m.Failure {
+				// Hearth's record of why the turn failed, not the model's.
+				fmt.Fprintf(w, "\n## Failed\n\n%s\n", m.Content)
+				continue
+			}
 			fmt.Fprintf(w, "\n## Hearth\n\n")
 			if full && m.Thinking != "" {
 				fmt.Fprintf(w, "<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n\n", m.Thinking)
