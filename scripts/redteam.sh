@@ -26,6 +26,19 @@ work=$(mktemp -d /tmp/hearth-redteam.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 
+# Programs some attacks use (an attack whose program is missing is skipped,
+# and counted as skipped): installed where this script may (root, Debian).
+missing=()
+for p in nc:netcat-openbsd socat:socat strace:strace gdb:gdb python3:python3 perl:perl gcc:gcc; do
+	command -v "${p%%:*}" >/dev/null || missing+=("${p#*:}")
+done
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	echo "redteam: installing ${missing[*]} (apt-get)"
+	install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}")
+	"${install[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && "${install[@]}" >/dev/null 2>&1; } ||
+		echo "redteam: could not install ${missing[*]}: the attacks that need them are skipped"
+fi
+
 echo "redteam: building hearth and the suite"
 if [ -n "${HEARTH_REDTEAM_BIN:-}" ]; then
 	cp "$HEARTH_REDTEAM_BIN" "$work/hearth" # a given binary (e.g. built from another tree)
