@@ -302,15 +302,26 @@ func TestE2ECtrlCDuringStream(t *testing.T) {
 func TestE2ECtrlCDuringTool(t *testing.T) {
 	e := newE2E(t)
 	marker := filepath.Join(e.ws, "started")
-	e.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Call("run_shell_command", `{"command":"touch started && sleep 30 && touch finished"}`)))
+	// The command waits for a release file, made only once hearth has
+	// exited: if it were still running then, it would write "finished".
+	e.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Call("run_shell_command",
+		`{"command":"touch started; while [ ! -e release ]; do sleep 0.02; done; touch finished"}`)))
 	code, errOut := e.interrupt(func(string) bool { _, err := os.Stat(marker); return err == nil },
 		"run", "--context", "s1", "--approval-mode", "yolo", "go")
 	if code != 130 {
 		t.Errorf("exit %d %q", code, errOut)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if _, err := os.Stat(filepath.Join(e.ws, "finished")); err == nil {
-		t.Error("the command kept running after Ctrl-C")
+	if err := os.WriteFile(filepath.Join(e.ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A loop still running sees the release within 20 ms; a second is
+	// plenty even on a loaded machine (a slow machine can only make this
+	// pass when it should fail, never the reverse).
+	for range 50 {
+		if _, err := os.Stat(filepath.Join(e.ws, "finished")); err == nil {
+			t.Fatal("the command kept running after Ctrl-C")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	msgs, _ := e.store().Messages(context.Background(), "s1")
 	if len(msgs) != 3 || msgs[2].Role != "tool" || !strings.Contains(msgs[2].Content, "cancel") {
