@@ -193,13 +193,20 @@ open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; clos
 
 // A timeout stops the detached processes too, not only at the end.
 func TestTimeoutKillsDetachedProcesses(t *testing.T) {
-	f := newFixture(t, false, func(c *Config) { c.Timeout = time.Second })
-	f.tool.conf.DisableNamespaces()
-	_, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s")+"; sleep 60"))
-	if err == nil || !strings.Contains(err.Error(), "timed out") {
-		t.Fatalf("want a timeout, got %v", err)
-	}
-	waitDead(t, readPid(t, filepath.Join(f.ws, "e", "escaped.pid")))
+	growingTimeout(t, func(timeout time.Duration) bool {
+		f := newFixture(t, false, func(c *Config) { c.Timeout = timeout })
+		f.tool.conf.DisableNamespaces()
+		_, err := f.tool.Run(context.Background(), call(escaper(t, "e", "30s")+"; sleep 60"))
+		if err == nil || !strings.Contains(err.Error(), "timed out") {
+			t.Fatalf("want a timeout, got %v", err)
+		}
+		pidFile := filepath.Join(f.ws, "e", "escaped.pid")
+		if !written(pidFile) {
+			return false
+		}
+		noMarker(t, filepath.Join(f.ws, "e"), readPid(t, pidFile))
+		return true
+	})
 }
 
 // Concurrent calls are independent: the end of one stops its own detached
