@@ -379,7 +379,7 @@ export function App() {
                   e.kind === 'user' ? (
                     <UserMessage key={e.key} text={e.text} />
                   ) : e.kind === 'assistant' ? (
-                    <AssistantMessage key={e.key} blocks={e.blocks} partial={e.partial} keepThinkingOpen={settings.keepThinkingOpen} />
+                    <AssistantMessage key={e.key} blocks={e.blocks} partial={e.partial} error={e.error} keepThinkingOpen={settings.keepThinkingOpen} />
                   ) : (
                     <p key={e.key} className="note muted">
                       Earlier messages summarised.

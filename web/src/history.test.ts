@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest'
-import { entries, lastUserSeq, type Entry } from './history'
+import { entries, failureError, lastUserSeq, type Entry } from './history'
 import { applyEvent, decide, newTurn, type Block } from './turn'
 import type { HearthEvent, StoredMessage, ToolRun } from './types'
 
@@ -55,6 +55,96 @@ describe('entries', () => {
     expect(es[0]).toMatchObject({ kind: 'user', text: 'what is in a.txt?' })
     expect(assistantBlocks(es)).toEqual([t.blocks.map(shape)])
     expect(es[1]).toMatchObject({ partial: false })
+  })
+
+  // A turn that fails leaves a record of why (session.FailureMessage:
+  // "Provider request failed: " and the error event's message). Rebuilt,
+  // the turn shows what it showed live: the same blocks, and the error
+  // under them, not the record as an answer.
+  const failed: [string, HearthEvent[], () => StoredMessage[], ToolRun[]][] = [
+    [
+      'before the model answered (the server is unreachable)',
+      [
+        { type: 'session', session_id: 's', provider: 'ollama', model: 'm' },
+        { type: 'error', code: 'provider_unreachable', message: 'ollama chat: cannot reach http://127.0.0.1:11434; is Ollama running?', retryable: true },
+        { type: 'done', reason: 'error', text: '' },
+      ],
+      () => [user('q'), asst({ content: 'Provider request failed: ollama chat: cannot reach http://127.0.0.1:11434; is Ollama running?', failure: true })],
+      [],
+    ],
+    [
+      'mid-answer, after a tool call',
+      [
+        { type: 'thinking_start' },
+        { type: 'thinking_delta', text: 'read it' },
+        { type: 'thinking_end' },
+        { type: 'text_delta', text: 'Let me look.' },
+        { type: 'tool_call', id: 'c1', name: 'read_file', args: { file_path: 'a.txt' } },
+        { type: 'tool_result', id: 'c1', name: 'read_file', ok: true, output: 'hello\n' },
+        { type: 'text_delta', text: 'It says hel' },
+        { type: 'error', code: 'provider_server', message: 'ollama chat: model runner crashed', retryable: true },
+        { type: 'done', reason: 'error', text: '' },
+      ],
+      () => [
+        user('q'),
+        asst({ thinking: 'read it', content: 'Let me look.', tool_calls: [tc('c1')] }),
+        toolMsg('c1', 'hello\n'),
+        asst({ content: 'It says hel', partial: true }),
+        asst({ content: 'Provider request failed: ollama chat: model runner crashed', failure: true }),
+      ],
+      [run('c1', true, 'hello\n')],
+    ],
+    [
+      'for a reason of the agent’s own',
+      [
+        { type: 'text_delta', text: 'Again.' },
+        { type: 'error', code: 'agent_error', message: 'something broke' },
+        { type: 'done', reason: 'error', text: '' },
+      ],
+      () => [user('q'), asst({ content: 'Again.', partial: true }), asst({ content: 'The turn failed: something broke', failure: true })],
+      [],
+    ],
+  ]
+  it.each(failed)('a turn that failed %s shows its blocks and its error as it did live', (_, live, stored, runs) => {
+    seq = 0
+    const t = live.reduce(applyEvent, newTurn('q'))
+    const es = entries({ messages: stored(), tool_runs: runs })
+    expect(es.map((e) => e.kind)).toEqual(['user', 'assistant'])
+    expect(assistantBlocks(es)).toEqual([t.blocks.map(shape)])
+    const a = es[1] as Extract<Entry, { kind: 'assistant' }>
+    expect(t.status).toBe('error')
+    expect(a.error?.message).toBe(t.error?.message)
+    // titled alike: "The model server failed." for any provider_ code
+    expect(a.error?.code.startsWith('provider_')).toBe(t.error?.code.startsWith('provider_'))
+    expect(JSON.stringify(a.blocks)).not.toMatch(/Provider request failed|The turn failed/)
+  })
+
+  it('a failure record is never an answer; a retry that answered is a turn of its own', () => {
+    seq = 0
+    const es = entries({
+      messages: [
+        user('q'),
+        asst({ content: 'Provider request failed: ollama chat: cannot reach', failure: true }),
+        // `hearth run --context ID` runs the unanswered message again: it fails once more, then answers
+        asst({ content: 'Provider request failed: ollama chat: model runner crashed', failure: true }),
+        asst({ content: 'The answer.' }),
+      ],
+      tool_runs: [],
+    })
+    expect(es.map((e) => e.kind)).toEqual(['user', 'assistant', 'assistant', 'assistant'])
+    expect(es.slice(1).map((e) => (e as Extract<Entry, { kind: 'assistant' }>).error)).toEqual([
+      { code: 'provider_error', message: 'ollama chat: cannot reach' },
+      { code: 'provider_error', message: 'ollama chat: model runner crashed' },
+      undefined,
+    ])
+    expect(assistantBlocks(es)).toEqual([[], [], [{ kind: 'text', text: 'The answer.' }]])
+    expect(new Set(es.map((e) => e.key)).size).toBe(es.length)
+  })
+
+  it('failureError reads the record: the message, and a code titled as the live error was', () => {
+    expect(failureError('Provider request failed: ollama chat: boom')).toEqual({ code: 'provider_error', message: 'ollama chat: boom' })
+    expect(failureError('The turn failed: boom')).toEqual({ code: 'agent_error', message: 'boom' })
+    expect(failureError('something else')).toEqual({ code: 'agent_error', message: 'something else' })
   })
 
   it('a denied call is failed in the history as it was live', () => {

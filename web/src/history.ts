@@ -7,8 +7,39 @@ import type { SessionDetail, StoredMessage, ToolRun } from './types'
 /** An entry of the conversation as the page shows it. */
 export type Entry =
   | { kind: 'user'; key: string; text: string }
-  | { kind: 'assistant'; key: string; blocks: Block[]; partial: boolean }
+  | {
+      kind: 'assistant'
+      key: string
+      blocks: Block[]
+      partial: boolean
+      /** Why the turn failed, from its stored record: shown as a live turn's error. */
+      error?: TurnError
+    }
   | { kind: 'summary'; key: string; text: string }
+
+/** A turn's error as the page shows it (Turn.error). */
+export type TurnError = { code: string; message: string }
+
+// The words session.FailureMessage starts a failure record with, and the
+// error code of the live turn's error event each stands for (the record
+// does not keep the code itself: any provider_ code, and any other, are
+// titled alike).
+const failurePrefixes: [string, string][] = [
+  ['Provider request failed: ', 'provider_error'],
+  ['The turn failed: ', 'agent_error'],
+]
+
+/**
+ * failureError is the error a failure record stands for: the message the
+ * live turn's error event carried (the record's text without the words
+ * the page's own title says), with a code titled as that event's was.
+ */
+export function failureError(content: string): TurnError {
+  for (const [prefix, code] of failurePrefixes) {
+    if (content.startsWith(prefix)) return { code, message: content.slice(prefix.length) }
+  }
+  return { code: 'agent_error', message: content }
+}
 
 /**
  * entries turns a session's stored messages into entries. upTo, when set,
@@ -39,6 +70,14 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
     if (m.summary) {
       current = undefined
       out.push({ kind: 'summary', key: `s${m.seq}`, text: m.content ?? '' })
+      continue
+    }
+    if (m.failure) {
+      // Why the turn failed: the turn's error, as it was shown live, not
+      // an answer. It ends the turn's entry: what follows (a retry of the
+      // same message, `hearth run --context ID`) is shown apart.
+      assistant(m).error = failureError(m.content ?? '')
+      current = undefined
       continue
     }
     switch (m.role) {

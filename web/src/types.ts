@@ -62,6 +62,11 @@ export interface StoredMessage {
   partial?: boolean
   compacted?: boolean
   summary?: boolean
+  /**
+   * The record of why a turn failed ("Provider request failed: …"):
+   * Hearth's words, not the model's, never sent to a model.
+   */
+  failure?: boolean
   created_at: string
 }
 

@@ -1,6 +1,8 @@
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { Block, ToolCard, ToolState } from '../turn'
+import { entries, type Entry } from '../history'
+import { applyEvent, newTurn, type Block, type ToolCard, type ToolState } from '../turn'
+import type { HearthEvent } from '../types'
 import { AssistantMessage, Thinking, ToolCardView, UserMessage } from './Messages'
 
 afterEach(cleanup)
@@ -207,6 +209,48 @@ describe('AssistantMessage', () => {
     render(<AssistantMessage blocks={[]} status="error" error={{ code: 'provider_unreachable', message: 'Start Ollama with `ollama serve`.' }} keepThinkingOpen={false} />)
     const alert = screen.getByRole('alert')
     expect(alert.textContent).toContain('Start Ollama with `ollama serve`.')
+    expect(screen.queryByTestId('turn-note')).toBeNull()
+  })
+
+  it('a turn rebuilt from its failure record looks as the failed turn did live', () => {
+    const live = (
+      [
+        { type: 'text_delta', text: 'Half an' },
+        { type: 'error', code: 'provider_unreachable', message: 'ollama chat: cannot reach http://127.0.0.1:11434', retryable: true },
+        { type: 'done', reason: 'error', text: '' },
+      ] as HearthEvent[]
+    ).reduce(applyEvent, newTurn('q'))
+    render(<AssistantMessage blocks={live.blocks} status={live.status} error={live.error} keepThinkingOpen={false} />)
+    const liveHTML = screen.getByTestId('message').outerHTML
+    cleanup()
+    const stored = entries({
+      messages: [
+        { role: 'user', content: 'q', seq: 1, created_at: '' },
+        { role: 'assistant', content: 'Half an', partial: true, seq: 2, created_at: '' },
+        { role: 'assistant', content: 'Provider request failed: ollama chat: cannot reach http://127.0.0.1:11434', failure: true, seq: 3, created_at: '' },
+      ],
+      tool_runs: [],
+    })[1] as Extract<Entry, { kind: 'assistant' }>
+    render(<AssistantMessage blocks={stored.blocks} partial={stored.partial} error={stored.error} keepThinkingOpen={false} />)
+    expect(screen.getByTestId('message').outerHTML).toBe(liveHTML)
+    const alert = screen.getByRole('alert')
+    expect(alert.className).toBe('turn-error')
+    expect(alert.textContent).toBe('The model server failed. ollama chat: cannot reach http://127.0.0.1:11434')
+    expect(screen.getByTestId('answer').textContent).not.toContain('failed')
+    expect(screen.queryByTestId('turn-note')).toBeNull()
+  })
+
+  it('a failure record with no reply is the error alone', () => {
+    const [, a] = entries({
+      messages: [
+        { role: 'user', content: 'q', seq: 1, created_at: '' },
+        { role: 'assistant', content: 'Provider request failed: ollama chat: cannot reach', failure: true, seq: 2, created_at: '' },
+      ],
+      tool_runs: [],
+    }) as Extract<Entry, { kind: 'assistant' }>[]
+    render(<AssistantMessage blocks={a.blocks} partial={a.partial} error={a.error} keepThinkingOpen={false} />)
+    expect(screen.getByRole('alert').textContent).toBe('The model server failed. ollama chat: cannot reach')
+    expect(screen.queryByTestId('answer')).toBeNull()
     expect(screen.queryByTestId('turn-note')).toBeNull()
   })
 

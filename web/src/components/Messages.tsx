@@ -184,7 +184,7 @@ export function AssistantMessage({
           Stopped after the most model calls a turn may make (max turns). Send “continue” to go on.
         </p>
       )}
-      {partial && !status && (
+      {partial && !status && !error && (
         <p className="turn-note" data-testid="turn-note">
           {blocks.length === 0
             ? 'No reply was saved: the turn failed or was stopped before the model answered.'
