@@ -309,6 +309,11 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 			m.tr.add(&textItem{kind: noticeInfo, title: "Summary of earlier turns", plain: strings.TrimPrefix(sm.Content, agent.SummaryPrefix)})
 		case sm.Compacted:
 			continue
+		case sm.Failure:
+			// Why a turn failed ("Provider request failed: …"): Hearth's
+			// words, shown as the live turn showed its error, never as the
+			// model's answer (nor /copy'd as one).
+			m.tr.add(&textItem{kind: noticeError, title: sm.Content})
 		case sm.Role == llm.RoleUser:
 			m.tr.add(&userItem{text: sm.Content})
 		case sm.Role == llm.RoleAssistant:

@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
 )
 
@@ -97,6 +99,27 @@ func TestGoldenViews(t *testing.T) {
 			f.press("esc")
 			f.events(agent.Event{Type: agent.EventDone, DoneReason: agent.DoneCancelled})
 			f.send(turnDoneMsg{})
+		}},
+		{"resumed-failure", func(f *fixture) {
+			at := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+			msg := func(seq int, role llm.Role, content string) session.Message {
+				return session.Message{Seq: seq, Message: llm.Message{Role: role, Content: content}, CreatedAt: at}
+			}
+			failed := func(seq int, content string) session.Message {
+				m := msg(seq, llm.RoleAssistant, content)
+				m.Failure = true
+				return m
+			}
+			partial := msg(3, llm.RoleAssistant, "The test compares floats with")
+			partial.Partial = true
+			f.send(sessionLoadedMsg{sess: &session.Session{ID: "s-7kq2m9xwa3", Title: "Why the test fails", MessageCount: 5},
+				msgs: []session.Message{
+					msg(1, llm.RoleUser, "hello"),
+					failed(2, "Provider request failed: ollama chat: cannot reach http://127.0.0.1:11434; is Ollama running? start it with `ollama serve`"),
+					msg(3, llm.RoleUser, "why does the test fail?"),
+					partial,
+					failed(5, "Provider request failed: ollama chat: model runner crashed"),
+				}})
 		}},
 		{"unreachable", func(f *fixture) {
 			f.send(healthMsg{err: errString("ollama health: connection refused; is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST")})

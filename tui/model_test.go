@@ -466,6 +466,67 @@ func TestSessionsSwitchAndResume(t *testing.T) {
 	}
 }
 
+// TestResumedFailure: a turn that failed leaves a record of why
+// (session.FailureMessage); resumed, the session shows it as the failure
+// it was, an error line, not as the model's answer.
+func TestResumedFailure(t *testing.T) {
+	f := newFixture(t, 100, 40)
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Half an "), llmtest.StreamError("model runner crashed")))
+	f.typeText("hello")
+	f.press("enter")
+	f.pump(func() bool { return f.m.job == jobNone })
+	id := f.m.sessionID
+	msgs, err := f.app.Store.Messages(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := ""
+	for _, m := range msgs {
+		if m.Failure {
+			record = m.Content
+		}
+	}
+	if !strings.HasPrefix(record, "Provider request failed: ") || !strings.Contains(record, "model runner crashed") {
+		t.Fatalf("the session's failure record is %q; its messages: %+v", record, msgs)
+	}
+
+	f.slash("/session new")
+	f.slash("/session switch " + id)
+	if f.m.sessionID != id {
+		t.Fatalf("not resumed:\n%s", f.screen())
+	}
+	var failure *textItem
+	for _, e := range f.m.tr.entries {
+		switch it := e.it.(type) {
+		case *textItem:
+			if it.title == record {
+				failure = it
+			}
+		case *answerItem:
+			if strings.Contains(it.md.Text(), "Provider request failed") {
+				t.Errorf("the failure is shown as an answer: %q", it.md.Text())
+			}
+		}
+	}
+	if failure == nil || failure.kind != noticeError {
+		t.Fatalf("the failure is not an error notice (%+v):\n%s", failure, f.screen())
+	}
+	s := f.screen()
+	if !strings.Contains(s, "✗ Provider request failed: ") || !strings.Contains(s, "Half an") {
+		t.Errorf("resumed:\n%s", s)
+	}
+	if strings.Contains(f.m.lastAnswer, "failed") {
+		t.Errorf("/copy would copy the failure as the answer: %q", f.m.lastAnswer)
+	}
+	// In colour, the line is drawn in the error style.
+	f.m.opts.NoColor, f.m.opts.Theme = false, "dark"
+	f.m.setTheme()
+	lines := failure.render(&renderCtx{th: f.m.th, width: 100})
+	if want := f.m.th.failText.Render("✗ "); len(lines) == 0 || !strings.HasPrefix(lines[0], want) || want == "✗ " {
+		t.Errorf("not in the error style: %q", lines)
+	}
+}
+
 func TestModelCommand(t *testing.T) {
 	f := newFixture(t, 100, 30)
 	f.srv.AddModel(llmtest.Model{Name: "other", Capabilities: []string{"completion"}, ContextLength: 8192})
