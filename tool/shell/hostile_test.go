@@ -35,6 +35,9 @@ type hostileRow struct {
 func hostileRows() []hostileRow {
 	short := func(c *Config) { c.Timeout = time.Second }
 	smallOut := func(c *Config) { c.OutputCap = 4 << 10; c.OutputLimit = 256 << 10 }
+	// unhurried: a row stopped by a limit other than time gets a timeout
+	// far beyond it, so that a loaded machine cannot make the timeout win.
+	unhurried := func(c *Config) { c.Timeout = 5 * time.Minute }
 	// stopped checks why a run was stopped: by the limit that was hit,
 	// not by how long it took (a loaded machine is slow, not wrong). A
 	// guard that failed would leave the run to the timeout, which is a
@@ -270,15 +273,15 @@ func hostileRows() []hostileRow {
 		// Commands that hang, recurse, flood or grow: bounded results.
 		{cmd: "sleep 60", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout)},
 		{cmd: "while :; do :; done", real: true, opts: []fixtureOpt{short}, check: stopped(errTimeout)},
-		{cmd: "yes", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
-		{cmd: "cat /dev/zero", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
-		{cmd: "head -c 3000000000 /dev/zero | tr '\\0' x", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
-		{cmd: "while :; do echo flood; done", real: true, opts: []fixtureOpt{smallOut}, check: stopped(errOutputLimit)},
+		{cmd: "yes", real: true, opts: []fixtureOpt{smallOut, unhurried}, check: stopped(errOutputLimit)},
+		{cmd: "cat /dev/zero", real: true, opts: []fixtureOpt{smallOut, unhurried}, check: stopped(errOutputLimit)},
+		{cmd: "head -c 3000000000 /dev/zero | tr '\\0' x", real: true, opts: []fixtureOpt{smallOut, unhurried}, check: stopped(errOutputLimit)},
+		{cmd: "while :; do echo flood; done", real: true, opts: []fixtureOpt{smallOut, unhurried}, check: stopped(errOutputLimit)},
 		// A small memory limit: the interpreter's doubling slows down as
 		// the string grows, and a loaded machine must still reach the
 		// limit long before the timeout.
 		{cmd: "x=a; while :; do x=$x$x; done", real: true, check: stopped(errMemory),
-			opts: []fixtureOpt{func(c *Config) { c.MemoryLimit = 8 << 20 }}},
+			opts: []fixtureOpt{func(c *Config) { c.MemoryLimit = 8 << 20 }, unhurried}},
 		{cmd: "f() { f; }; f", rule: RuleLimit, real: true},
 		{cmd: "x=$(yes)", rule: RuleLimit, real: true},
 		{cmd: "head -c 100000000 /dev/zero > big", real: true,

@@ -48,7 +48,9 @@ func readPidRaw(t *testing.T, path string) int {
 	t.Helper()
 	var b []byte
 	var err error
-	for i := 0; i < 100; i++ {
+	// As long as it takes a loaded machine to start the process (a
+	// minute is the hang bound).
+	for i := 0; i < 3000; i++ {
 		if b, err = os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			break
 		}
