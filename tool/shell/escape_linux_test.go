@@ -151,17 +151,7 @@ func TestDetachedProcessesDieWithTheCall(t *testing.T) {
 // setsid and double fork.
 func TestDetachedScriptsDieWithTheCall(t *testing.T) {
 	scripts := map[string]string{
-		"python3": `import os, time
-if os.fork(): os._exit(0)
-os.setsid()
-if os.fork(): os._exit(0)
-for fd in (0, 1, 2): os.close(fd)
-open("escaped.pid.tmp", "w").write(str(os.getpid())); os.rename("escaped.pid.tmp", "escaped.pid")
-for _ in range(3000):
-    if os.path.exists("release"): break
-    time.sleep(0.01)
-open("escaped.marker", "w").write("python outlived the command\n")
-`,
+		"python3": pythonEscaper,
 		"perl": `use POSIX;
 exit 0 if fork;
 POSIX::setsid();
@@ -280,17 +270,7 @@ func TestPIDNamespaceEndsEverything(t *testing.T) {
 	if !f.tool.hostStatus.PIDNamespace {
 		t.Skip("no PID namespace here")
 	}
-	script := `import os, time
-if os.fork(): os._exit(0)
-os.setsid()
-if os.fork(): os._exit(0)
-for fd in (0, 1, 2): os.close(fd)
-open("escaped.pid.tmp", "w").write(str(os.getpid())); os.rename("escaped.pid.tmp", "escaped.pid")
-for _ in range(3000):
-    if os.path.exists("release"): break
-    time.sleep(0.01)
-open("escaped.marker", "w").write("python outlived the command\n")
-`
+	script := pythonEscaper
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
@@ -372,3 +352,18 @@ func outerPid(inner int, dir string) int {
 	}
 	return 0
 }
+
+// pythonEscaper is a python program that detaches the way a daemon does
+// (fork, setsid, fork, close its output), writes its pid to escaped.pid,
+// and writes escaped.marker unless it is dead before release appears.
+const pythonEscaper = `import os, time
+if os.fork(): os._exit(0)
+os.setsid()
+if os.fork(): os._exit(0)
+for fd in (0, 1, 2): os.close(fd)
+open("escaped.pid.tmp", "w").write(str(os.getpid())); os.rename("escaped.pid.tmp", "escaped.pid")
+for _ in range(3000):
+    if os.path.exists("release"): break
+    time.sleep(0.01)
+open("escaped.marker", "w").write("python outlived the command\n")
+`
