@@ -86,12 +86,6 @@ func (g *Group) Waited(pid int) {
 	delete(g.waited, pid)
 }
 
-func (g *Group) hasStarted() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.started
-}
-
 func (g *Group) isWaited(pid int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()

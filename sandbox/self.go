@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 )
 
@@ -160,23 +159,6 @@ func hideable(p string, writable []string) bool {
 		}
 	}
 	return true
-}
-
-// joinProblems is a report's problems as one sentence.
-func joinProblems(ps []string) string { return strings.Join(ps, "; ") }
-
-func jsonMarshal(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
-// executable is this binary's path, for systems without /proc/self/exe.
-func executable() string {
-	p, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return p
 }
 
 // DisableNamespaces makes SelfCommand start copies without namespaces,

@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "os/exec"
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+)
 
 func selfCommand(c *Confinement, cfg selfConfig, argv, env []string) (*exec.Cmd, error) {
 	raw, err := jsonMarshal(cfg)
@@ -24,3 +28,17 @@ func (c *Confinement) View() string { return "" }
 
 // InOwnPIDNamespace is false outside Linux.
 func InOwnPIDNamespace(cmd *exec.Cmd) bool { return false }
+
+func jsonMarshal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// executable is this binary's path, for systems without /proc/self/exe.
+func executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return p
+}

@@ -137,7 +137,7 @@ func checkGoCopies(start, end uintptr) error {
 		}
 		p := uintptr(unsafe.Pointer(unsafe.StringData(kv)))
 		if p >= start && p < end {
-			return errors.New("Go's environment shares memory with the initial environment block: left as it is")
+			return errors.New("the Go runtime's environment shares memory with the initial environment block: left as it is")
 		}
 	}
 	return nil

@@ -67,7 +67,7 @@ func Normalize(raw []byte) (args json.RawMessage, repaired bool, err error) {
 			return nil, false, fmt.Errorf("tool arguments end before they are complete, as if cut off: %s", clip(raw))
 		}
 	}
-	fixed, err := jsonrepair.JSONRepair(s)
+	fixed, err := jsonrepair.Repair(s)
 	if err != nil {
 		return nil, false, fmt.Errorf("tool arguments are not valid JSON (%v): %s", err, clip(raw))
 	}
