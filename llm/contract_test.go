@@ -190,6 +190,9 @@ func checkExpect(t *testing.T, want *llmtest.Expect, res *llm.Response, err erro
 // TestTranscriptsByteSplit replays every streamed transcript with its body
 // cut at every byte offset into two chunks, and checks nothing changes.
 func TestTranscriptsByteSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every transcript split at 60 offsets: seconds (the race stage runs it)")
+	}
 	trs, err := llmtest.LoadTranscripts(transcriptDirs[0])
 	if err != nil {
 		t.Fatal(err)

@@ -130,6 +130,9 @@ func TestScriptedRepliesBothDialects(t *testing.T) {
 // TestToolArgumentsSplitAtEveryOffset streams one call's arguments cut into
 // two pieces at every offset, and also the body cut at every byte.
 func TestToolArgumentsSplitAtEveryOffset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every offset, over a real HTTP server: seconds (the race stage runs it)")
+	}
 	args := `{"path":"src/main.go","line":12,"note":"ünïcode \"quoted\" {braces}"}`
 	srv := llmtest.New(t)
 	p := wireDialects[1].new(srv, noRetry)
@@ -298,6 +301,9 @@ func TestUnknownModelListsAvailable(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out Retry-After delays (the race stage runs it)")
+	}
 	for _, d := range wireDialects {
 		t.Run(d.name+"/503 then success", func(t *testing.T) {
 			srv := llmtest.New(t)
@@ -354,6 +360,9 @@ func TestRetries(t *testing.T) {
 }
 
 func TestTruncatedAndSilentStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out idle and first-byte timeouts (the race stage runs it)")
+	}
 	for _, d := range wireDialects {
 		t.Run(d.name+"/dies mid-answer", func(t *testing.T) {
 			srv := llmtest.New(t)
@@ -458,6 +467,9 @@ func waitFor(t *testing.T, ok func() bool) {
 // TestSlowConsumerIsNotBlamedOnTheServer holds each event longer than the
 // idle timeout while the server streams steadily.
 func TestSlowConsumerIsNotBlamedOnTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a deliberately slow consumer: seconds (the race stage runs it)")
+	}
 	for _, d := range wireDialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := llmtest.New(t)
@@ -483,6 +495,9 @@ func TestSlowConsumerIsNotBlamedOnTheServer(t *testing.T) {
 // tool call, which can take minutes on a CPU; with tools offered the idle
 // allowance is the long first-byte one.
 func TestToolCallSilenceIsTolerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out pauses longer than the idle timeout (the race stage runs it)")
+	}
 	for _, d := range wireDialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := llmtest.New(t)

@@ -239,6 +239,9 @@ func TestLaunchMarkerDoesNotLeak(t *testing.T) {
 // launcher before it is confined: the launcher runs without the program's
 // environment (the red team's finding: hearth is dynamically linked).
 func TestLoaderVariablesDoNotReachTheLauncher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles a shared library with cc and starts confined processes (the race stage runs it)")
+	}
 	requireLandlock(t, 1)
 	cc, err := exec.LookPath("cc")
 	if err != nil {

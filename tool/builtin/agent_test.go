@@ -18,6 +18,9 @@ import (
 // TestMultiStepTaskWithRealTools drives the agent through a small fix with
 // the real built-in tools: read a file, edit it, run a test command, answer.
 func TestMultiStepTaskWithRealTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs real commands in the sandbox, twice (the race stage runs it)")
+	}
 	dialects := []struct {
 		name   string
 		path   string
