@@ -14,6 +14,11 @@ import (
 // names no tools: the read-only file tools.
 var DefaultSubAgentTools = []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}
 
+// Delegates implements tool.Delegator: a sub-agent's kind is its tools',
+// so a profile's kind selector ("@read-only") neither selects it nor asks
+// it its kind.
+func (*SubAgent) Delegates() {}
+
 // SubAgentSpec is a sub-agent as the configuration describes it (one
 // [subagents.NAME] table), so that users add their own without Go code.
 type SubAgentSpec struct {

@@ -146,7 +146,7 @@ var builtinProfiles = map[string]Profile{
 	"headless": {Tools: []string{"*"}, ApprovalMode: "default"},
 	"tui":      {Tools: []string{"*"}, ApprovalMode: "default"},
 	// The API offers no shell or edits unless configured.
-	"api": {Tools: []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}, ApprovalMode: "default"},
+	"api": {Tools: []string{"@read-only"}, ApprovalMode: "default"},
 }
 
 // BuiltinProfile returns the profile a mode ("headless", "tui", "api")

@@ -11,10 +11,120 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 )
 
-// Func makes a tool from a Go function. The argument schema is inferred from
-// A, a struct: fields become properties named by their json tags, fields
-// without omitempty are required, and a `jsonschema:"…"` tag is the
-// property's description. For example:
+// Def is what the model and the approvals know of a tool made by Define:
+// everything but what it does. The argument schema is inferred from A, a
+// struct, as for Func: fields become properties named by their json tags,
+// fields without omitempty are required, and a `jsonschema:"…"` tag is the
+// property's description (keep it short: every description is sent with
+// every request).
+type Def[A any] struct {
+	Name        string
+	Description string
+	Kind        Kind
+	// Describe, when set, says in a line what a call will do, for an
+	// approval prompt ("read main.go"). It gets the call's arguments; a
+	// call whose arguments cannot be read is described as "NAME (invalid
+	// arguments)", and without Describe a call is described by the tool's
+	// name.
+	Describe func(args A) string
+	// Tune, when set, adjusts the inferred schema before it is used: a
+	// "minimum", an enum, or additionalProperties dropped (the arguments are
+	// then read without refusing unknown fields, as the schema lets them
+	// through). What it leaves must be a valid schema for A.
+	Tune func(s *jsonschema.Schema)
+}
+
+// RunFunc does a call of a tool made by Define. The call gives its id and
+// Progress (for output as it comes); Result.Display sets what a UI shows
+// instead of the model's output.
+type RunFunc[A any] func(ctx context.Context, c Call, args A) (Result, error)
+
+// Define makes a tool from its definition and the function that runs it;
+// the arguments are decoded into A before run is called. It is for tools
+// defined in code: a definition whose schema cannot be inferred or tuned
+// into a valid one is a bug, and Define panics. For example:
+//
+//	var readDef = tool.Def[readArgs]{Name: "read_file", Kind: tool.ReadOnly,
+//		Description: "Read a text file.",
+//		Describe:    func(a readArgs) string { return "read " + a.Path }}
+//	t := tool.Define(readDef, func(ctx context.Context, c tool.Call, a readArgs) (tool.Result, error) { … })
+//
+// The tool is a Describer.
+func Define[A any](d Def[A], run RunFunc[A]) *Defined[A] {
+	t, err := define(d, run)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Defined is a tool made by Define. Embed it to give a type of one's own
+// the tool's methods.
+type Defined[A any] struct {
+	spec     llm.ToolSpec
+	kind     Kind
+	strict   bool // unknown fields are refused (the schema says so)
+	describe func(A) string
+	run      RunFunc[A]
+}
+
+var _ Describer = (*Defined[struct{}])(nil)
+
+func define[A any](d Def[A], run RunFunc[A]) (*Defined[A], error) {
+	s, err := jsonschema.For[A](nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: inferring the argument schema: %w", d.Name, err)
+	}
+	if d.Tune != nil {
+		d.Tune(s)
+	}
+	params, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
+	}
+	if d.Tune != nil {
+		if _, err := resolveSchema(params); err != nil {
+			return nil, fmt.Errorf("tool %s: the tuned schema: %w", d.Name, err)
+		}
+	}
+	strict := false
+	if s.AdditionalProperties != nil {
+		b, _ := json.Marshal(s.AdditionalProperties)
+		strict = string(b) == "false"
+	}
+	return &Defined[A]{spec: llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: params},
+		kind: d.Kind, strict: strict, describe: d.Describe, run: run}, nil
+}
+
+// Spec implements Tool.
+func (t *Defined[A]) Spec() llm.ToolSpec { return t.spec }
+
+// Kind implements Tool.
+func (t *Defined[A]) Kind() Kind { return t.kind }
+
+// Run implements Tool: it decodes the arguments and runs the call.
+func (t *Defined[A]) Run(ctx context.Context, c Call) (Result, error) {
+	a, err := decode[A](c.Args, t.strict)
+	if err != nil {
+		return Result{}, err
+	}
+	return t.run(ctx, c, a)
+}
+
+// Describe implements Describer.
+func (t *Defined[A]) Describe(args json.RawMessage) string {
+	if t.describe == nil {
+		return t.spec.Name
+	}
+	a, err := decode[A](args, false)
+	if err != nil {
+		return t.spec.Name + " (invalid arguments)"
+	}
+	return t.describe(a)
+}
+
+// Func makes a tool from a Go function, its argument schema inferred from A
+// as for Define. For example:
 //
 //	type args struct {
 //		Table string `json:"table" jsonschema:"the table to query"`
@@ -23,15 +133,15 @@ import (
 //	t, err := tool.Func("query_database", "Run a read-only query", tool.ReadOnly,
 //		func(ctx context.Context, a args) (string, error) { … })
 func Func[A any](name, description string, kind Kind, fn func(ctx context.Context, args A) (string, error)) (Tool, error) {
-	s, err := jsonschema.For[A](nil)
+	t, err := define(Def[A]{Name: name, Description: description, Kind: kind},
+		func(ctx context.Context, _ Call, a A) (Result, error) {
+			out, err := fn(ctx, a)
+			return Result{Output: out}, err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: inferring the argument schema: %w", name, err)
+		return nil, err
 	}
-	params, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", name, err)
-	}
-	return &funcTool[A]{spec: llm.ToolSpec{Name: name, Description: description, Parameters: params}, kind: kind, fn: fn}, nil
+	return t, nil
 }
 
 // MustFunc is Func for tools defined at start-up, where an error is a bug.
@@ -43,44 +153,26 @@ func MustFunc[A any](name, description string, kind Kind, fn func(ctx context.Co
 	return t
 }
 
-type funcTool[A any] struct {
-	spec llm.ToolSpec
-	kind Kind
-	fn   func(context.Context, A) (string, error)
-}
-
-func (t *funcTool[A]) Spec() llm.ToolSpec { return t.spec }
-func (t *funcTool[A]) Kind() Kind         { return t.kind }
-
-func (t *funcTool[A]) Run(ctx context.Context, c Call) (Result, error) {
-	a, err := Decode[A](c)
-	if err != nil {
-		return Result{}, err
-	}
-	out, err := t.fn(ctx, a)
-	return Result{Output: out}, err
-}
-
 // Schema returns the JSON Schema inferred from the argument struct A (see
-// Func), for tools that implement Tool themselves. It panics if A cannot be
+// Def), for tools that implement Tool themselves. It panics if A cannot be
 // described, which is a bug in the tool.
 func Schema[A any]() json.RawMessage {
-	s, err := jsonschema.For[A](nil)
+	t, err := define(Def[A]{}, nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool.Schema: %v", err))
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("tool.Schema: %v", err))
-	}
-	return b
+	return t.spec.Parameters
 }
 
 // Decode reads a call's arguments into A, refusing unknown fields.
-func Decode[A any](c Call) (A, error) {
+func Decode[A any](c Call) (A, error) { return decode[A](c.Args, true) }
+
+func decode[A any](args json.RawMessage, strict bool) (A, error) {
 	var a A
-	dec := json.NewDecoder(bytes.NewReader(c.Args))
-	dec.DisallowUnknownFields()
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(&a); err != nil {
 		return a, fmt.Errorf("reading the arguments: %v", err)
 	}

@@ -133,26 +133,76 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	return nil
 }
 
-// Profile is a named set of enabled tools. Patterns are path.Match globs
-// ("*" for all, "mcp_github__*" for one MCP server's tools); a leading "!"
-// removes what earlier patterns added.
+// Profile is a named set of enabled tools. Its patterns are applied in
+// order, each adding the tools it matches, or removing them when it begins
+// with "!":
+//
+//   - a path.Match glob over tool names: "*" for all, "read_file",
+//     "github__*" for one MCP server's tools;
+//   - a kind selector, "@" and the name of a kind: "@read-only", "@edit" or
+//     "@execute", for every tool of that kind (built-in, host or MCP),
+//     except the tools that call other tools (sub-agents, see Delegator),
+//     which are enabled by name.
+//
+// So ["@read-only"] is every tool that only looks, ["*", "!@execute"] every
+// tool that runs no program, and ["@read-only", "codebase_investigator"]
+// adds a sub-agent to the read-only tools.
 type Profile struct {
 	Name  string
 	Tools []string
 }
 
+// kindSelectors are the kind selectors a profile may use, by name.
+var kindSelectors = map[string]Kind{"@" + ReadOnly.String(): ReadOnly, "@" + Edit.String(): Edit, "@" + Execute.String(): Execute}
+
 // Select returns a registry holding the tools the profile enables, in the
-// order they were registered. A pattern that matches nothing is an error, so
-// that a typo in a profile does not silently disable a tool.
+// order they were registered. A pattern that matches nothing is an error
+// (a glob, or a kind no tool has), so that a typo in a profile does not
+// silently disable a tool; so is an unknown kind.
 func (r *Registry) Select(p Profile) (*Registry, error) {
 	names := r.Names()
+	tools := make([]Tool, len(names))
+	for i, n := range names {
+		tools[i], _ = r.Get(n)
+	}
+	// The tools' kinds, asked once and only if a kind selector needs them,
+	// without holding the registry's lock (a tool may work its kind out
+	// from a registry of its own). A Delegator is never asked.
+	var kinds []Kind
+	kindOf := func(i int) (Kind, bool) {
+		if _, delegates := tools[i].(Delegator); delegates {
+			return 0, false
+		}
+		if kinds == nil {
+			kinds = make([]Kind, len(tools))
+			for j, t := range tools {
+				if _, delegates := t.(Delegator); !delegates {
+					kinds[j] = t.Kind()
+				}
+			}
+		}
+		return kinds[i], true
+	}
 	on := map[string]bool{}
 	for _, pat := range p.Tools {
 		neg := strings.HasPrefix(pat, "!")
 		pat = strings.TrimPrefix(pat, "!")
+		var match func(i int) (bool, error)
+		if strings.HasPrefix(pat, "@") {
+			k, ok := kindSelectors[pat]
+			if !ok {
+				return nil, fmt.Errorf("profile %s: unknown kind %q: the kind selectors are @read-only, @edit and @execute", p.Name, pat)
+			}
+			match = func(i int) (bool, error) {
+				tk, ok := kindOf(i)
+				return ok && tk == k, nil
+			}
+		} else {
+			match = func(i int) (bool, error) { return path.Match(pat, names[i]) }
+		}
 		matched := false
-		for _, n := range names {
-			ok, err := path.Match(pat, n)
+		for i, n := range names {
+			ok, err := match(i)
 			if err != nil {
 				return nil, fmt.Errorf("profile %s: bad pattern %q: %v", p.Name, pat, err)
 			}
@@ -166,10 +216,9 @@ func (r *Registry) Select(p Profile) (*Registry, error) {
 		}
 	}
 	out, _ := NewRegistry()
-	for _, n := range names {
+	for i, n := range names {
 		if on[n] {
-			t, _ := r.Get(n)
-			if err := out.Add(t); err != nil {
+			if err := out.Add(tools[i]); err != nil {
 				return nil, err
 			}
 		}

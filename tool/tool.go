@@ -1,8 +1,9 @@
 // Package tool defines what a tool is to Hearth's agent: a name, a
 // description and a JSON Schema for its arguments (what the model sees), a
 // kind that decides how approvals treat it, and a Run method. It also holds
-// the registry that profiles select tools from, and Func, which makes a tool
-// from a plain Go function with its schema inferred from the argument struct.
+// the registry that profiles select tools from (by name, or by kind:
+// "@read-only"), and Define and Func, which make a tool from a Go function
+// with its schema inferred from the argument struct.
 package tool
 
 import (
@@ -74,4 +75,15 @@ type Result struct {
 // do, for an approval prompt ("run `go test ./...`").
 type Describer interface {
 	Describe(args json.RawMessage) string
+}
+
+// Delegator is implemented by a tool that does its work by calling other
+// tools: a sub-agent, whose kind is the most powerful of the tools it is
+// given. A kind selector in a profile ("@read-only") never selects one, and
+// never asks it its kind (which would select its tools, maybe by kind
+// again): name it to enable it.
+type Delegator interface {
+	Tool
+	// Delegates marks the tool as a Delegator; it does nothing.
+	Delegates()
 }

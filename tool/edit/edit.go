@@ -21,14 +21,14 @@ package edit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
 
-	"github.com/hearth-agent/hearth/llm"
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
@@ -62,6 +62,8 @@ type Options struct {
 // Tool is the edit tool. It is safe for concurrent use: edits of one file
 // are serialised.
 type Tool struct {
+	*tool.Defined[Args] // Spec, Kind, Run and Describe
+
 	ws   *sandbox.Workspace
 	seen *tool.Seen
 	opts Options
@@ -78,7 +80,15 @@ var (
 // New returns the edit tool for a workspace. seen is the session's record
 // of what the model has read (nil: no staleness check).
 func New(ws *sandbox.Workspace, seen *tool.Seen, opts Options) *Tool {
-	return &Tool{ws: ws, seen: seen, opts: opts, locks: map[string]*sync.Mutex{}}
+	t := &Tool{ws: ws, seen: seen, opts: opts, locks: map[string]*sync.Mutex{}}
+	t.Defined = tool.Define(tool.Def[Args]{Name: Name, Kind: tool.Edit, Description: description, Describe: t.describe,
+		Tune: func(s *jsonschema.Schema) {
+			s.Properties["expected_replacements"].Minimum = jsonschema.Ptr(1.0)
+			// Unknown fields are ignored, not refused: small models add
+			// some, and nothing is lost by reading past them.
+			s.AdditionalProperties = nil
+		}}, t.run)
+	return t
 }
 
 const description = "Replace text in a file. old_string must be copied exactly from the file (no line numbers), " +
@@ -86,50 +96,32 @@ const description = "Replace text in a file. old_string must be copied exactly f
 	"placeholders like \"// ... rest of code\". To create a file, give old_string \"\". " +
 	"Read the file before editing it."
 
-var parameters = json.RawMessage(`{"type":"object","properties":{` +
-	`"file_path":{"type":"string","description":"path of the file, relative to the workspace"},` +
-	`"old_string":{"type":"string","description":"exact text to replace; \"\" to create a new file"},` +
-	`"new_string":{"type":"string","description":"the text to put in its place"},` +
-	`"expected_replacements":{"type":"integer","minimum":1,"description":"how many places to replace (default 1)"}` +
-	`},"required":["file_path","old_string","new_string"]}`)
-
-// Spec implements tool.Tool.
-func (t *Tool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: Name, Description: description, Parameters: parameters}
-}
-
-// Kind implements tool.Tool.
-func (t *Tool) Kind() tool.Kind { return tool.Edit }
-
 // Args are the tool's arguments.
 type Args struct {
-	FilePath             string `json:"file_path"`
-	OldString            string `json:"old_string"`
-	NewString            string `json:"new_string"`
-	ExpectedReplacements int    `json:"expected_replacements,omitempty"`
+	FilePath             string `json:"file_path" jsonschema:"path of the file, relative to the workspace"`
+	OldString            string `json:"old_string" jsonschema:"exact text to replace; \"\" to create a new file"`
+	NewString            string `json:"new_string" jsonschema:"the text to put in its place"`
+	ExpectedReplacements int    `json:"expected_replacements,omitempty" jsonschema:"how many places to replace (default 1)"`
 }
 
-func parseArgs(raw json.RawMessage) (Args, error) {
-	var a Args
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return a, fmt.Errorf("reading the arguments: %v", err)
-	}
+// check refuses arguments the schema lets through but the tool cannot
+// use, and fills in the default.
+func (a *Args) check() error {
 	if strings.TrimSpace(a.FilePath) == "" {
-		return a, errors.New("file_path is empty: give the path of the file to edit")
+		return errors.New("file_path is empty: give the path of the file to edit")
 	}
 	if a.ExpectedReplacements < 0 {
-		return a, errors.New("expected_replacements must be 1 or more")
+		return errors.New("expected_replacements must be 1 or more")
 	}
 	if a.ExpectedReplacements == 0 {
 		a.ExpectedReplacements = 1
 	}
-	return a, nil
+	return nil
 }
 
-// Describe implements tool.Describer: a line for an approval prompt.
-func (t *Tool) Describe(raw json.RawMessage) string {
-	a, err := parseArgs(raw)
-	if err != nil {
+// describe is a line for an approval prompt.
+func (t *Tool) describe(a Args) string {
+	if a.check() != nil {
 		return "edit (invalid arguments)"
 	}
 	p := a.FilePath
@@ -161,10 +153,9 @@ func (t *Tool) lock(path string) func() {
 	return l.Unlock
 }
 
-// Run implements tool.Tool.
-func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	a, err := parseArgs(call.Args)
-	if err != nil {
+// run does one call, its arguments decoded (Run, made by tool.Define).
+func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error) {
+	if err := a.check(); err != nil {
 		return tool.Result{}, err
 	}
 	for _, arg := range []struct {

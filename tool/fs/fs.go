@@ -44,9 +44,14 @@ func (l Limits) withDefaults() Limits {
 // Tools returns the file tools for one session: ws bounds every path, seen
 // records what the model has read (the edit tool checks it).
 func Tools(ws *sandbox.Workspace, seen *tool.Seen, lim Limits) []tool.Tool {
-	env := &env{ws: ws, seen: seen, lim: lim.withDefaults()}
+	e := &env{ws: ws, seen: seen, lim: lim.withDefaults()}
 	return []tool.Tool{
-		&readFile{env}, &readMany{env}, &writeFile{env}, &listDir{env}, &glob{env}, &grep{env},
+		tool.Define(readFileDef, e.readFile),
+		tool.Define(readManyDef, e.readMany),
+		tool.Define(writeFileDef, e.writeFile),
+		tool.Define(listDirDef, e.listDir),
+		tool.Define(globDef, e.glob),
+		tool.Define(grepDef, e.grep),
 	}
 }
 

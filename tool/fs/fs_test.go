@@ -284,3 +284,44 @@ func TestReadManyFiles(t *testing.T) {
 		t.Errorf("got:\n%s", out)
 	}
 }
+
+// TestKindsAndDescriptions: profiles select tools by kind ("@read-only" is
+// what the api profile and sub-agents get), so a tool's kind decides who
+// may call it without asking.
+func TestKindsAndDescriptions(t *testing.T) {
+	k := newKit(t, nil, Limits{})
+	tests := []struct {
+		name string
+		kind tool.Kind
+		args string
+		// describe is the approval prompt's line.
+		describe string
+	}{
+		{"read_file", tool.ReadOnly, `{"file_path":"a.go"}`, "read a.go"},
+		{"read_many_files", tool.ReadOnly, `{"paths":["*.go"]}`, "read_many_files"},
+		{"write_file", tool.Edit, `{"file_path":"a.go","content":"x\ny"}`, "write a.go (2 lines)"},
+		{"list_directory", tool.ReadOnly, `{}`, "list_directory"},
+		{"glob", tool.ReadOnly, `{"pattern":"**/*.go"}`, "glob"},
+		{"grep_search", tool.ReadOnly, `{"pattern":"func main"}`, `search for "func main"`},
+		{"write_file", tool.Edit, `{"file_path":`, "write_file (invalid arguments)"},
+	}
+	if len(k.tools) != 6 {
+		t.Errorf("%d tools", len(k.tools))
+	}
+	for _, tc := range tests {
+		tl, ok := k.tools[tc.name]
+		if !ok {
+			t.Errorf("no %s", tc.name)
+			continue
+		}
+		if tl.Kind() != tc.kind {
+			t.Errorf("%s is %v, want %v", tc.name, tl.Kind(), tc.kind)
+		}
+		d, ok := tl.(tool.Describer)
+		if !ok {
+			t.Errorf("%s is no Describer", tc.name)
+		} else if got := d.Describe(json.RawMessage(tc.args)); got != tc.describe {
+			t.Errorf("%s: Describe(%s) = %q, want %q", tc.name, tc.args, got, tc.describe)
+		}
+	}
+}

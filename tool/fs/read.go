@@ -3,7 +3,6 @@ package fs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/safefile"
@@ -29,39 +27,23 @@ type readFileArgs struct {
 	Limit    int    `json:"limit,omitempty" jsonschema:"number of lines to read"`
 }
 
-type readFile struct{ *env }
+var readFileDef = tool.Def[readFileArgs]{Name: "read_file", Kind: tool.ReadOnly,
+	Description: "Read a text file. Large files come in parts: use offset and limit to read more.",
+	Describe:    func(a readFileArgs) string { return "read " + a.FilePath }}
 
-func (t *readFile) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "read_file",
-		Description: "Read a text file. Large files come in parts: use offset and limit to read more.",
-		Parameters:  tool.Schema[readFileArgs]()}
-}
-
-func (t *readFile) Kind() tool.Kind { return tool.ReadOnly }
-
-func (t *readFile) Describe(args json.RawMessage) string {
-	var a readFileArgs
-	json.Unmarshal(args, &a)
-	return "read " + a.FilePath
-}
-
-func (t *readFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[readFileArgs](c)
-	if err != nil {
-		return tool.Result{}, err
-	}
+func (e *env) readFile(ctx context.Context, _ tool.Call, a readFileArgs) (tool.Result, error) {
 	if a.Offset < 0 || a.Limit < 0 {
 		return tool.Result{}, errors.New("offset and limit must not be negative")
 	}
-	p, data, err := t.load(a.FilePath)
+	p, data, err := e.load(a.FilePath)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if kind := binaryKind(data); kind != "" {
-		return tool.Result{Output: fmt.Sprintf("%s is %s (%d bytes); its content is not shown.", t.ws.Rel(p), kind, len(data))}, nil
+		return tool.Result{Output: fmt.Sprintf("%s is %s (%d bytes); its content is not shown.", e.ws.Rel(p), kind, len(data))}, nil
 	}
-	t.seen.Record(p, data)
-	return tool.Result{Output: t.window(t.ws.Rel(p), data, a.Offset, a.Limit)}, nil
+	e.seen.Record(p, data)
+	return tool.Result{Output: e.window(e.ws.Rel(p), data, a.Offset, a.Limit)}, nil
 }
 
 // load resolves and reads a file for reading, within the size limit. It
@@ -172,35 +154,24 @@ type readManyArgs struct {
 	Exclude []string `json:"exclude,omitempty" jsonschema:"glob patterns to leave out"`
 }
 
-type readMany struct{ *env }
+var readManyDef = tool.Def[readManyArgs]{Name: "read_many_files", Kind: tool.ReadOnly,
+	Description: "Read several text files at once, given paths or glob patterns. Ignored (.gitignore) and binary files are skipped."}
 
-func (t *readMany) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "read_many_files",
-		Description: "Read several text files at once, given paths or glob patterns. Ignored (.gitignore) and binary files are skipped.",
-		Parameters:  tool.Schema[readManyArgs]()}
-}
-
-func (t *readMany) Kind() tool.Kind { return tool.ReadOnly }
-
-func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[readManyArgs](c)
-	if err != nil {
-		return tool.Result{}, err
-	}
+func (e *env) readMany(ctx context.Context, _ tool.Call, a readManyArgs) (tool.Result, error) {
 	if len(a.Paths) == 0 {
 		return tool.Result{}, errors.New("give at least one path or pattern in paths")
 	}
 	files := map[string]bool{}
 	for _, pat := range a.Paths {
 		if !hasMeta(pat) {
-			p, err := t.ws.Resolve(pat, sandbox.Read)
+			p, err := e.ws.Resolve(pat, sandbox.Read)
 			if err != nil {
 				return tool.Result{}, err
 			}
 			files[p] = true
 			continue
 		}
-		matches, err := t.globFiles(ctx, pat, "")
+		matches, err := e.globFiles(ctx, pat, "")
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -210,7 +181,7 @@ func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	}
 	var names []string
 	for p := range files {
-		rel := t.ws.Rel(p)
+		rel := e.ws.Rel(p)
 		excluded := false
 		for _, ex := range a.Exclude {
 			if ok, _ := doublestar.Match(ex, rel); ok {
@@ -224,7 +195,7 @@ func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	sort.Strings(names)
 	var b strings.Builder
 	var skipped []string
-	budget := t.lim.ReadBytes * 2
+	budget := e.lim.ReadBytes * 2
 	for i, p := range names {
 		if err := ctx.Err(); err != nil {
 			return tool.Result{}, err
@@ -233,17 +204,17 @@ func (t *readMany) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 			fmt.Fprintf(&b, "\n[stopped after %d of %d files: the output limit was reached; read the rest separately]\n", i, len(names))
 			break
 		}
-		_, data, err := t.load(p)
+		_, data, err := e.load(p)
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s (%v)", t.ws.Rel(p), err))
+			skipped = append(skipped, fmt.Sprintf("%s (%v)", e.ws.Rel(p), err))
 			continue
 		}
 		if kind := binaryKind(data); kind != "" {
-			skipped = append(skipped, fmt.Sprintf("%s (%s)", t.ws.Rel(p), kind))
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", e.ws.Rel(p), kind))
 			continue
 		}
-		t.seen.Record(p, data)
-		fmt.Fprintf(&b, "--- %s ---\n%s", t.ws.Rel(p), t.window(t.ws.Rel(p), data, 0, 0))
+		e.seen.Record(p, data)
+		fmt.Fprintf(&b, "--- %s ---\n%s", e.ws.Rel(p), e.window(e.ws.Rel(p), data, 0, 0))
 		if !strings.HasSuffix(b.String(), "\n") {
 			b.WriteByte('\n')
 		}

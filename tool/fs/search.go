@@ -3,7 +3,6 @@ package fs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
-	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/safefile"
@@ -34,35 +32,24 @@ type listDirArgs struct {
 	Ignore []string `json:"ignore,omitempty" jsonschema:"glob patterns of names to leave out"`
 }
 
-type listDir struct{ *env }
+var listDirDef = tool.Def[listDirArgs]{Name: "list_directory", Kind: tool.ReadOnly,
+	Description: "List the files and subdirectories of a directory (names ending in / are directories)."}
 
-func (t *listDir) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "list_directory",
-		Description: "List the files and subdirectories of a directory (names ending in / are directories).",
-		Parameters:  tool.Schema[listDirArgs]()}
-}
-
-func (t *listDir) Kind() tool.Kind { return tool.ReadOnly }
-
-func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[listDirArgs](c)
+func (e *env) listDir(ctx context.Context, _ tool.Call, a listDirArgs) (tool.Result, error) {
+	p, err := e.ws.Resolve(a.Path, sandbox.Read)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	p, err := t.ws.Resolve(a.Path, sandbox.Read)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	dir, ents, err := t.readDir(a.Path, p)
+	dir, ents, err := e.readDir(a.Path, p)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer dir.Close()
-	w := &walker{ws: t.ws, root: p, top: t.ws.Root()}
+	w := &walker{ws: e.ws, root: p, top: e.ws.Root()}
 	patterns := appendIgnores(w.inheritedPatterns(), dir, w.relParts(p), ignoreFiles...)
 	m := gitignore.NewMatcher(patterns)
 	rel := w.relParts(p)
-	secrets := t.ws.HoldsSecret(p)
+	secrets := e.ws.HoldsSecret(p)
 	var dirs, files []string
 	ignored, hidden := 0, 0
 	for _, d := range ents {
@@ -72,7 +59,7 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 			ignored++
 			continue
 		}
-		if secrets && t.ws.IsSecret(filepath.Join(p, name)) {
+		if secrets && e.ws.IsSecret(filepath.Join(p, name)) {
 			hidden++
 			continue
 		}
@@ -98,7 +85,7 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s:\n", dirLabel(t.ws.Rel(p)))
+	fmt.Fprintf(&b, "%s:\n", dirLabel(e.ws.Rel(p)))
 	for _, s := range append(dirs, files...) {
 		b.WriteString(s)
 		b.WriteByte('\n')
@@ -117,8 +104,8 @@ func (t *listDir) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 
 // readDir opens and lists the directory p (resolved from arg), sorted by
 // name. The caller closes the directory.
-func (t *listDir) readDir(arg, p string) (*safefile.Dir, []fs.DirEntry, error) {
-	d, err := safefile.OpenDir(t.ws, p)
+func (e *env) readDir(arg, p string) (*safefile.Dir, []fs.DirEntry, error) {
+	d, err := safefile.OpenDir(e.ws, p)
 	if err != nil {
 		var nr *safefile.NotRegularError
 		switch {
@@ -164,22 +151,11 @@ type globArgs struct {
 	Path    string `json:"path,omitempty" jsonschema:"directory to search in (default: the workspace root)"`
 }
 
-type glob struct{ *env }
+var globDef = tool.Def[globArgs]{Name: "glob", Kind: tool.ReadOnly,
+	Description: "Find files whose path matches a glob pattern (** matches any directories). Newest files first."}
 
-func (t *glob) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "glob",
-		Description: "Find files whose path matches a glob pattern (** matches any directories). Newest files first.",
-		Parameters:  tool.Schema[globArgs]()}
-}
-
-func (t *glob) Kind() tool.Kind { return tool.ReadOnly }
-
-func (t *glob) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[globArgs](c)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	matches, err := t.globFiles(ctx, a.Pattern, a.Path)
+func (e *env) glob(ctx context.Context, _ tool.Call, a globArgs) (tool.Result, error) {
+	matches, err := e.globFiles(ctx, a.Pattern, a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -194,9 +170,9 @@ func (t *glob) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 		return matches[i].rel < matches[j].rel
 	})
 	var b strings.Builder
-	n := min(len(matches), t.lim.MaxResults)
+	n := min(len(matches), e.lim.MaxResults)
 	for _, m := range matches[:n] {
-		b.WriteString(t.ws.Rel(m.path))
+		b.WriteString(e.ws.Rel(m.path))
 		b.WriteByte('\n')
 	}
 	if len(matches) > n {
@@ -248,21 +224,9 @@ type grepArgs struct {
 	Include string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
 }
 
-type grep struct{ *env }
-
-func (t *grep) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "grep_search",
-		Description: "Search file contents for a regular expression. Returns matching lines as path:line: text.",
-		Parameters:  tool.Schema[grepArgs]()}
-}
-
-func (t *grep) Kind() tool.Kind { return tool.ReadOnly }
-
-func (t *grep) Describe(args json.RawMessage) string {
-	var a grepArgs
-	json.Unmarshal(args, &a)
-	return fmt.Sprintf("search for %q", a.Pattern)
-}
+var grepDef = tool.Def[grepArgs]{Name: "grep_search", Kind: tool.ReadOnly,
+	Description: "Search file contents for a regular expression. Returns matching lines as path:line: text.",
+	Describe:    func(a grepArgs) string { return fmt.Sprintf("search for %q", a.Pattern) }}
 
 type hit struct {
 	rel  string
@@ -270,12 +234,8 @@ type hit struct {
 	text string
 }
 
-func (t *grep) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[grepArgs](c)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	hits, total, err := t.search(ctx, a)
+func (e *env) grep(ctx context.Context, _ tool.Call, a grepArgs) (tool.Result, error) {
+	hits, total, err := e.search(ctx, a)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -325,7 +285,7 @@ func (m *matcher) find(data []byte) bool {
 
 // search walks the tree and returns up to MaxResults hits, sorted by path
 // and line, and the total number of matching lines.
-func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
+func (e *env) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	m, err := newMatcher(a.Pattern)
 	if err != nil {
 		return nil, 0, err
@@ -333,7 +293,7 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	if a.Include != "" && !doublestar.ValidatePattern(a.Include) {
 		return nil, 0, fmt.Errorf("bad include pattern %q", a.Include)
 	}
-	root, err := t.ws.Resolve(a.Path, sandbox.Read)
+	root, err := e.ws.Resolve(a.Path, sandbox.Read)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -344,13 +304,13 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 	if !fi.IsDir() {
 		// One file: say why it cannot be searched rather than find
 		// nothing in it.
-		f, ofi, err := safefile.Open(t.ws, root)
+		f, ofi, err := safefile.Open(e.ws, root)
 		if err != nil {
-			return nil, 0, t.readErr(a.Path, err)
+			return nil, 0, e.readErr(a.Path, err)
 		}
 		f.Close()
-		if ofi.Size() > t.lim.MaxFileSize {
-			return nil, 0, t.readErr(a.Path, &safefile.TooLargeError{Path: root, Size: ofi.Size(), Max: t.lim.MaxFileSize})
+		if ofi.Size() > e.lim.MaxFileSize {
+			return nil, 0, e.readErr(a.Path, &safefile.TooLargeError{Path: root, Size: ofi.Size(), Max: e.lim.MaxFileSize})
 		}
 		fi = ofi
 	}
@@ -377,7 +337,7 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 				}
 				var h []hit
 				var c int
-				h, c, buf = t.searchFile(en, m, t.lim.MaxResults, buf)
+				h, c, buf = e.searchFile(en, m, e.lim.MaxResults, buf)
 				en.release()
 				local = append(local, h...)
 				n += c
@@ -399,9 +359,9 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 		return ok
 	}
 	if !fi.IsDir() {
-		files <- entry{path: root, rel: t.ws.Rel(root), fi: fi}
+		files <- entry{path: root, rel: e.ws.Rel(root), fi: fi}
 	} else {
-		w := &walker{ws: t.ws, root: root, top: t.ws.Root()}
+		w := &walker{ws: e.ws, root: root, top: e.ws.Root()}
 		err = w.walk(ctx, func(en entry) bool {
 			if !include(en.rel) {
 				return true
@@ -432,13 +392,13 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 		}
 		return hits[i].line < hits[j].line
 	})
-	if len(hits) > t.lim.MaxResults {
-		hits = hits[:t.lim.MaxResults]
+	if len(hits) > e.lim.MaxResults {
+		hits = hits[:e.lim.MaxResults]
 	}
 	for i := range hits {
-		hits[i].rel = t.ws.Rel(filepath.Join(root, hits[i].rel))
+		hits[i].rel = e.ws.Rel(filepath.Join(root, hits[i].rel))
 		if !fi.IsDir() {
-			hits[i].rel = t.ws.Rel(root)
+			hits[i].rel = e.ws.Rel(root)
 		}
 	}
 	return hits, total, nil
@@ -446,8 +406,8 @@ func (t *grep) search(ctx context.Context, a grepArgs) ([]hit, int, error) {
 
 // searchFile returns the file's matching lines (at most limit) and how many
 // lines matched. buf is reused between files (returned, maybe grown).
-func (t *grep) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, int, []byte) {
-	data, buf, err := readInto(&en, t.ws, buf, t.lim.MaxFileSize)
+func (e *env) searchFile(en entry, m *matcher, limit int, buf []byte) ([]hit, int, []byte) {
+	data, buf, err := readInto(&en, e.ws, buf, e.lim.MaxFileSize)
 	if err != nil || !m.find(data) {
 		return nil, 0, buf
 	}

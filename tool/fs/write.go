@@ -3,13 +3,11 @@ package fs
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 
-	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
@@ -21,38 +19,24 @@ type writeFileArgs struct {
 	Content  string `json:"content" jsonschema:"the whole new content of the file"`
 }
 
-type writeFile struct{ *env }
-
 // testHookBeforeWrite, when set (tests), runs between the check of the
 // path and the write: where a racing process would swap a directory.
 var testHookBeforeWrite func(path string)
 
-func (t *writeFile) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "write_file",
-		Description: "Create a file, or replace a whole file, with the given content. To change part of a file use edit.",
-		Parameters:  tool.Schema[writeFileArgs]()}
-}
+var writeFileDef = tool.Def[writeFileArgs]{Name: "write_file", Kind: tool.Edit,
+	Description: "Create a file, or replace a whole file, with the given content. To change part of a file use edit.",
+	Describe: func(a writeFileArgs) string {
+		return fmt.Sprintf("write %s (%d lines)", a.FilePath, strings.Count(a.Content, "\n")+1)
+	}}
 
-func (t *writeFile) Kind() tool.Kind { return tool.Edit }
-
-func (t *writeFile) Describe(args json.RawMessage) string {
-	var a writeFileArgs
-	json.Unmarshal(args, &a)
-	return fmt.Sprintf("write %s (%d lines)", a.FilePath, strings.Count(a.Content, "\n")+1)
-}
-
-func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
-	a, err := tool.Decode[writeFileArgs](c)
-	if err != nil {
-		return tool.Result{}, err
-	}
+func (e *env) writeFile(ctx context.Context, _ tool.Call, a writeFileArgs) (tool.Result, error) {
 	if strings.TrimSpace(a.FilePath) == "" {
 		return tool.Result{}, errors.New("file_path is empty")
 	}
-	if n := int64(len(a.Content)); n > t.lim.MaxFileSize {
-		return tool.Result{}, fmt.Errorf("content is %s, over the %s limit of write_file: write a smaller file (split it, or generate it with a command)", safefile.Size(n), safefile.Size(t.lim.MaxFileSize))
+	if n := int64(len(a.Content)); n > e.lim.MaxFileSize {
+		return tool.Result{}, fmt.Errorf("content is %s, over the %s limit of write_file: write a smaller file (split it, or generate it with a command)", safefile.Size(n), safefile.Size(e.lim.MaxFileSize))
 	}
-	p, err := t.ws.Resolve(a.FilePath, sandbox.Write)
+	p, err := e.ws.Resolve(a.FilePath, sandbox.Write)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -60,13 +44,13 @@ func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	// The old content is read (to keep its line endings, and to check it
 	// is what the model last read), the way read_file reads: never a
 	// named pipe or a device, never more than the limit.
-	old, _, err := safefile.ReadFile(t.ws, p, t.lim.MaxFileSize)
+	old, _, err := safefile.ReadFile(e.ws, p, e.lim.MaxFileSize)
 	existed := err == nil
 	var nr *safefile.NotRegularError
 	var tl *safefile.TooLargeError
 	switch {
 	case existed:
-		if err := t.seen.Check(p, old); err != nil {
+		if err := e.seen.Check(p, old); err != nil {
 			return tool.Result{}, err
 		}
 		content = matchStyle(old, content)
@@ -92,15 +76,15 @@ func (t *writeFile) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	// By file descriptors below the root, not by the path just checked:
 	// a directory swapped for a symlink since cannot lead outside, and
 	// the protected paths are checked again where the write really goes.
-	if err := atomicfile.WriteBeneath(t.ws.Root(), p, content, 0o644, t.ws.Writable); err != nil {
+	if err := atomicfile.WriteBeneath(e.ws.Root(), p, content, 0o644, e.ws.Writable); err != nil {
 		return tool.Result{}, fmt.Errorf("writing %s: %w", a.FilePath, err)
 	}
-	t.seen.Record(p, content)
+	e.seen.Record(p, content)
 	verb := "Created"
 	if existed {
 		verb = "Overwrote"
 	}
-	return tool.Result{Output: fmt.Sprintf("%s %s (%d lines).", verb, t.ws.Rel(p), bytes.Count(content, []byte("\n"))+boolInt(len(content) > 0 && content[len(content)-1] != '\n'))}, nil
+	return tool.Result{Output: fmt.Sprintf("%s %s (%d lines).", verb, e.ws.Rel(p), bytes.Count(content, []byte("\n"))+boolInt(len(content) > 0 && content[len(content)-1] != '\n'))}, nil
 }
 
 func boolInt(b bool) int {
