@@ -38,6 +38,12 @@ const hangBound = 60 * time.Second
 // laterBound bounds each of the user's own commands after a run.
 const laterBound = 20 * time.Second
 
+// setupBound bounds the suite's own set-up commands (git init, commit,
+// push): a hang detector only. They are not under test, and a loaded
+// machine (fork bombs of the attacks next door) can make a git commit take
+// tens of seconds; killing one fails the attack for nothing.
+const setupBound = 5 * time.Minute
+
 // settle is how long the suite waits after a run before looking for
 // processes left behind and for markers they write late.
 const settle = 1500 * time.Millisecond
@@ -461,7 +467,11 @@ func (e *env) userEnv() []string {
 
 // sh runs a script of the test's own (setup) or of the user (later).
 func (e *env) sh(dir, script string, fatal bool) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), laterBound)
+	bound := laterBound
+	if fatal {
+		bound = setupBound
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
 	cmd.Dir = dir
