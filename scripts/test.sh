@@ -7,8 +7,8 @@
 #
 # Stages:
 #   unit     go vet, gofmt, the go.mod tidy check, staticcheck, and
-#            go test -short ./... (no model server, browser or npm needed;
-#            about a minute or two here)
+#            go test -short ./... (no model server, browser or npm needed:
+#            the quick check before the others)
 #   web      the web UI: npm packages, type-check and build into server/ui,
 #            fail if the build differs from what is committed, Vitest
 #            (scripts/web.sh)
