@@ -37,6 +37,21 @@ func (c *checker) compose(name string, args []string) *Refusal {
 		name, p.afterOpts[0])
 }
 
+// containerOptions are the options of docker, podman and nerdctl that the
+// policy looks at, wherever they are: every word is looked at (before the
+// subcommand, after it, after the image), the value of an option too. They
+// are read as the engines' flag parser (pflag) reads them: clusters
+// (-itv SRC), -v=SRC, long names only in full. The short options listed
+// take a value in every subcommand that mounts: -eVAR=v/x is not -v.
+var containerOptions = optSpec{short: "ehmpuvw", long: []string{"volume", "mount", "pid", "ipc", "userns",
+	"network", "net", "uts", "cgroupns", "device", "device-cgroup-rule", "cap-add", "security-opt",
+	"volumes-from", "allow"}, exactLong: true, eqShort: true, throughDashes: true, peek: true}
+
+// volumeCreateOptions are those of docker volume create (and podman's),
+// read as containerOptions are.
+var volumeCreateOptions = optSpec{short: "do", long: []string{"driver", "opt", "label", "name"},
+	exactLong: true, eqShort: true, throughDashes: true, peek: true}
+
 // hostNamespaces are the container options that, set to host, give the
 // container one of the machine's namespaces.
 var hostNamespaces = set("--pid", "--ipc", "--userns", "--network", "--net", "--uts", "--cgroupns")
@@ -70,10 +85,8 @@ func (c *checker) container(name string, args []string) *Refusal {
 		case sub == "plugin" && (first == "install" || first == "enable" || first == "upgrade" || first == "create"):
 			return c.refuse(RulePrivilege, "%s plugin %s: plugins run with the daemon's privileges, outside the sandbox; ask the user to install it", name, first)
 		case sub == "volume" && first == "create":
-			for _, a := range rest {
-				if a == "-o" || a == "--opt" || strings.HasPrefix(a, "--opt=") || strings.HasPrefix(a, "-o") && len(a) > 2 {
-					return c.refuse(RuleUnchecked, "%s volume create with driver options can bind any directory of the machine into a volume; create a plain volume, or mount a directory of the workspace with -v", name)
-				}
+			if operands(rest, volumeCreateOptions).has('o', "opt") {
+				return c.refuse(RuleUnchecked, "%s volume create with driver options can bind any directory of the machine into a volume; create a plain volume, or mount a directory of the workspace with -v", name)
 			}
 		case sub == "cp":
 			// docker cp CONTAINER:SRC DEST writes DEST here.
@@ -87,50 +100,35 @@ func (c *checker) container(name string, args []string) *Refusal {
 			return c.nested(operands(rest, optSpec{stopAtOperand: true}).afterOpts)
 		}
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		opt, val, hasVal := strings.Cut(a, "=")
-		value := func() string {
-			if hasVal {
-				return val
-			}
-			if i+1 < len(args) {
-				return args[i+1]
-			}
-			return ""
-		}
+	for _, o := range operands(args, containerOptions).opts {
 		var src string
+		opt := "--" + o.long
 		switch {
-		case opt == "--privileged":
+		case o.short != 0:
+			if o.short == 'v' {
+				src = o.value
+			}
+		case o.long == "privileged":
 			return c.refuse(RulePrivilege, "%s --privileged gives the container the machine", name)
-		case hostNamespaces[opt] && value() == "host":
+		case hostNamespaces[opt] && o.value == "host":
 			what := map[string]string{"--pid": "processes", "--ipc": "shared memory", "--userns": "users (its root is the machine's)",
 				"--network": "network (its services and abstract sockets)", "--net": "network (its services and abstract sockets)",
 				"--uts": "host name", "--cgroupns": "control groups"}[opt]
 			return c.refuse(RulePrivilege, "%s %s=host gives the container the machine's %s; leave the container its own (publish ports with -p)", name, opt, what)
-		case opt == "--device" || opt == "--device-cgroup-rule":
+		case o.long == "device" || o.long == "device-cgroup-rule":
 			return c.refuse(RulePrivilege, "%s %s gives the container a device of the machine (a disk, say), outside the sandbox; Hearth never does. Work on files in the workspace instead", name, opt)
-		case opt == "--cap-add":
-			return c.refuse(RulePrivilege, "%s --cap-add %s gives the container more power over the machine than it has by default; run it without", name, value())
-		case opt == "--security-opt":
-			if v := value(); !strings.HasPrefix(v, "no-new-privileges") {
-				return c.refuse(RulePrivilege, "%s --security-opt %s weakens the container's confinement (AppArmor, seccomp, SELinux); run it without (no-new-privileges is allowed)", name, v)
+		case o.long == "cap-add":
+			return c.refuse(RulePrivilege, "%s --cap-add %s gives the container more power over the machine than it has by default; run it without", name, o.value)
+		case o.long == "security-opt":
+			if !strings.HasPrefix(o.value, "no-new-privileges") {
+				return c.refuse(RulePrivilege, "%s --security-opt %s weakens the container's confinement (AppArmor, seccomp, SELinux); run it without (no-new-privileges is allowed)", name, o.value)
 			}
-		case opt == "--volumes-from":
+		case o.long == "volumes-from":
 			return c.refuse(RuleUnchecked, "%s --volumes-from gives the container the mounts of another container, which Hearth cannot check; mount a directory of the workspace with -v instead", name)
-		case opt == "--allow":
-			return c.refuse(RulePrivilege, "%s build --allow %s grants the build extra privileges (security.insecure, network.host); build without", name, value())
-		}
-		switch {
-		case a == "-v" || a == "--volume" || a == "--mount":
-			if i+1 < len(args) {
-				i++
-				src = args[i]
-			}
-		case strings.HasPrefix(a, "--volume=") || strings.HasPrefix(a, "--mount="):
-			_, src, _ = strings.Cut(a, "=")
-		case strings.HasPrefix(a, "-v") && len(a) > 2:
-			src = a[2:]
+		case o.long == "allow":
+			return c.refuse(RulePrivilege, "%s build --allow %s grants the build extra privileges (security.insecure, network.host); build without", name, o.value)
+		case o.long == "volume" || o.long == "mount":
+			src = o.value
 		}
 		if src == "" {
 			continue

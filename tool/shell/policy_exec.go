@@ -18,12 +18,11 @@ func (c *checker) exec(_ string, args []string) *Refusal {
 // command runs its operands, bypassing functions; with -v or -V it only
 // looks them up.
 func (c *checker) command(_ string, args []string) *Refusal {
-	for _, a := range args {
-		if a == "-v" || a == "-V" {
-			return nil // a lookup: runs nothing
-		}
+	p := operands(args, optSpec{stopAtOperand: true})
+	if p.has('v', "") || p.has('V', "") {
+		return nil // a lookup: runs nothing
 	}
-	return c.nested(operands(args, optSpec{stopAtOperand: true}).afterOpts)
+	return c.nested(p.afterOpts)
 }
 
 // builtin runs its operands as a shell builtin.
@@ -46,52 +45,39 @@ func (c *checker) cd(name string, args []string) *Refusal {
 	return c.path(opChdir, ops[0])
 }
 
+// envOptions are GNU env's options that take a value; they end at the
+// first operand.
+var envOptions = optSpec{short: "uCS", long: []string{"unset", "chdir", "split-string"}, stopAtOperand: true}
+
 // env runs a command with a changed environment, and perhaps directory
 // (-C) or words split from a string (-S).
 func (c *checker) env(_ string, args []string) *Refusal {
 	sub := *c
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	p := operands(args, envOptions)
+	for _, o := range p.opts {
 		switch {
-		case a == "-" || a == "-i" || a == "-0" || a == "-v" || a == "--ignore-environment" || a == "--null" || a == "--debug":
-		case a == "-u" || a == "--unset":
-			i++
-		case strings.HasPrefix(a, "--unset=") || strings.HasPrefix(a, "-u"):
-		case a == "-C" || a == "--chdir" || strings.HasPrefix(a, "--chdir=") || (strings.HasPrefix(a, "-C") && len(a) > 2):
-			d := strings.TrimPrefix(strings.TrimPrefix(a, "--chdir="), "-C")
-			if a == "-C" || a == "--chdir" {
-				if i+1 >= len(args) {
-					return nil
-				}
-				i++
-				d = args[i]
-			}
+		case o.short == 'C' || o.short == 0 && o.long == "chdir":
+			d := o.value
 			if r := sub.path(opChdir, d); r != nil {
 				return r
 			}
 			if real, err := sandbox.RealPath(sub.dir, d, true); err == nil && sub.dir != "" || filepath.IsAbs(d) {
 				sub.dir = real
 			}
-		case a == "-S" || a == "--split-string" || strings.HasPrefix(a, "--split-string=") || (strings.HasPrefix(a, "-S") && len(a) > 2):
-			s := strings.TrimPrefix(strings.TrimPrefix(a, "--split-string="), "-S")
-			if a == "-S" || a == "--split-string" {
-				if i+1 >= len(args) {
-					return nil
-				}
-				i++
-				s = args[i]
-			}
-			return sub.nested(append(strings.Fields(s), args[i+1:]...))
-		case strings.HasPrefix(a, "--"):
-			// --ignore-signal=…, --block-signal, …
-		case strings.HasPrefix(a, "-"):
-		case strings.Contains(a, "=") && !strings.HasPrefix(a, "="):
-			// NAME=VALUE
-		default:
-			return sub.nested(args[i:])
+		case o.short == 'S' || o.short == 0 && o.long == "split-string":
+			// env reads the words of the string in its place: options,
+			// NAME=VALUE and the command.
+			return sub.nested(append(append([]string{"env"}, strings.Fields(o.value)...), args[o.next:]...))
 		}
 	}
-	return nil
+	ops := p.afterOpts
+	if len(ops) > 0 && ops[0] == "-" {
+		ops = ops[1:] // env - is env -i
+	}
+	for len(ops) > 0 && strings.Contains(ops[0], "=") && !strings.HasPrefix(ops[0], "=") {
+		ops = ops[1:] // NAME=VALUE
+	}
+	return sub.nested(ops)
 }
 
 // wrapper describes a command that runs another: its options, and how many

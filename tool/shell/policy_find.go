@@ -5,37 +5,27 @@ import "strings"
 // Commands that run other commands on what they find or read: find -exec,
 // xargs, parallel.
 
+// findOptions are find's leading options: -H, -L, -P, -D DEBUG, -OLEVEL.
+// They end at the first word that is not one of them: a starting point,
+// or the expression, whose words start with a dash too (-name, -delete).
+var findOptions = optSpec{short: "D", glued: "O", known: "HLPDO", stopAtOperand: true}
+
 // find deletes (-delete) and writes (-fprint …) under its starting
 // points, and runs commands on what it finds (-exec): checked with {} as a
 // file under each starting point.
 func (c *checker) find(_ string, args []string) *Refusal {
-	follow := false
-	i := 0
-	for i < len(args) {
-		a := args[i]
-		if a == "-H" || a == "-L" {
-			follow = true
-		} else if a != "-P" && !strings.HasPrefix(a, "-D") && !strings.HasPrefix(a, "-O") {
-			break
-		}
-		if a == "-D" {
-			i++
-		}
-		i++
+	p := operands(args, findOptions)
+	follow := p.has('H', "") || p.has('L', "")
+	// The starting points run up to the expression.
+	rest := p.afterOpts
+	n := 0
+	for n < len(rest) && !strings.HasPrefix(rest[n], "-") && rest[n] != "(" && rest[n] != "!" && rest[n] != "," && rest[n] != ")" {
+		n++
 	}
-	var starts []string
-	for i < len(args) {
-		a := args[i]
-		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "," || a == ")" {
-			break
-		}
-		starts = append(starts, a)
-		i++
-	}
+	starts, expr := rest[:n], rest[n:]
 	if len(starts) == 0 {
 		starts = []string{"."}
 	}
-	expr := args[i:]
 	for _, a := range expr {
 		if a == "-follow" {
 			follow = true

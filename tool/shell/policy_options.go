@@ -39,13 +39,30 @@ type optSpec struct {
 	loneDashEnds bool
 	// throughDashes: "--" does not end the options, so that a later -C or
 	// -P still counts. For commands read more warily than they read
-	// themselves (tar, chattr): it can only refuse more.
+	// themselves (tar, chattr, docker): it can only refuse more.
 	throughDashes bool
+	// single: the options end after the first option word (and a "--"
+	// right after it): kill -9 -1, where -1 is a process group.
+	single bool
+	// known lists the only letters that start an option: a word whose
+	// first letter is another is an operand (find -L, then its expression,
+	// whose words start with a dash too: -name, -delete).
+	known string
+	// eqShort: -v=VALUE is -v VALUE, as pflag reads it (docker, podman).
+	eqShort bool
+	// flags lists long options that take no value, so that their GNU
+	// prefixes are known too (sysctl --sys is --system).
+	flags []string
+	// peek: a value taken from the next word is read again as a word of
+	// its own, an option perhaps. For commands whose options the policy
+	// does not all know (docker): no word escapes being looked at.
+	peek bool
 }
 
 // option is one option as operands read it.
 type option struct {
 	short byte   // a short option's letter; 0 for a long option
+	sign  byte   // what a short option's cluster starts with: '-', one of the spec's signs, or 0 (tar's old style)
 	long  string // a long option's name: the spec's name it abbreviates, else as written
 	given string // a long option's name as written, before any "="
 	// value is the option's value: glued on (-ofile, --output=file) or,
@@ -54,7 +71,7 @@ type option struct {
 	// takes: the spec says it takes a value. One that finds no word left
 	// takes "" (in the following style, none: takes is then false).
 	takes bool
-	next  int // the index in args of the first word after it and its value
+	next  int // the index in args of the first word after it and its value (unless the spec peeks)
 }
 
 // parsedArgs is a command's arguments, read as options and operands.
@@ -104,49 +121,90 @@ func operands(args []string, s optSpec) parsedArgs {
 		switch {
 		case a == "--" && !s.throughDashes, a == "-" && s.loneDashEnds:
 			p.end = a
-			p.ops = append(p.ops, args[i+1:]...)
-			if s.stopAtOperand {
-				p.afterOpts = args[i+1:]
-			}
+			p.rest(args[i+1:], s)
 			return p
 		case a != "" && strings.IndexByte(s.signs, a[0]) >= 0:
-			i = p.cluster(args, i, a[1:], s, s.following)
+			i = p.cluster(args, i, a[0], a[1:], s, s.following)
 		case i == 0 && s.oldStyle && !strings.HasPrefix(a, "-"):
-			i = p.cluster(args, i, a, s, true)
-		case a == "-" || !strings.HasPrefix(a, "-"):
+			i = p.cluster(args, i, 0, a, s, true)
+		case a == "-" || !strings.HasPrefix(a, "-"),
+			s.known != "" && !strings.HasPrefix(a, "--") && strings.IndexByte(s.known, a[1]) < 0:
 			if s.stopAtOperand {
-				p.ops = append(p.ops, args[i:]...)
-				p.afterOpts = args[i:]
+				p.rest(args[i:], s)
 				return p
 			}
 			p.ops = append(p.ops, a)
+			continue
 		case strings.HasPrefix(a, "--"):
-			n, v, hasVal := strings.Cut(a[2:], "=")
-			o := option{long: n, given: n, value: v}
-			for _, l := range s.long {
-				if l == n || !s.exactLong && n != "" && strings.HasPrefix(l, n) {
-					o.long, o.takes = l, true
-					break
-				}
-			}
-			if o.takes && !hasVal && i+1 < len(args) {
-				i++
-				o.value = args[i]
-			}
-			o.next = i + 1
-			p.opts = append(p.opts, o)
+			i = p.long(args, i, s)
 		default:
-			i = p.cluster(args, i, a[1:], s, s.following)
+			i = p.cluster(args, i, '-', a[1:], s, s.following)
+		}
+		if s.single {
+			rest := args[i+1:]
+			if len(rest) > 0 && rest[0] == "--" && !s.throughDashes {
+				p.end, rest = "--", rest[1:]
+			}
+			p.rest(rest, s)
+			return p
 		}
 	}
 	return p
 }
 
+// rest takes the words left as operands.
+func (p *parsedArgs) rest(words []string, s optSpec) {
+	p.ops = append(p.ops, words...)
+	if s.stopAtOperand {
+		p.afterOpts = words
+	}
+}
+
+// long reads the long option args[i], and returns the index of the last
+// word it used.
+func (p *parsedArgs) long(args []string, i int, s optSpec) int {
+	n, v, hasVal := strings.Cut(args[i][2:], "=")
+	o := option{long: n, given: n, value: v}
+	is := func(l string) bool { return l == n || !s.exactLong && n != "" && strings.HasPrefix(l, n) }
+	for _, l := range s.long {
+		if is(l) {
+			o.long, o.takes = l, true
+			break
+		}
+	}
+	for _, l := range s.flags {
+		if !o.takes && is(l) {
+			o.long = l
+			break
+		}
+	}
+	if o.takes && !hasVal {
+		i = p.takeNext(args, i, s, &o)
+	}
+	o.next = i + 1
+	p.opts = append(p.opts, o)
+	return i
+}
+
+// takeNext gives o the word after args[i] as its value, if there is one,
+// and returns the index of the last word used (args[i] itself when the
+// spec peeks).
+func (p *parsedArgs) takeNext(args []string, i int, s optSpec, o *option) int {
+	if i+1 >= len(args) {
+		return i
+	}
+	o.value = args[i+1]
+	if s.peek {
+		return i
+	}
+	return i + 1
+}
+
 // cluster reads the short options clustered in letters, the word args[i]
-// (less its dash), and returns the index of the last word it used.
-func (p *parsedArgs) cluster(args []string, i int, letters string, s optSpec, following bool) int {
+// (less its sign), and returns the index of the last word it used.
+func (p *parsedArgs) cluster(args []string, i int, sign byte, letters string, s optSpec, following bool) int {
 	for j := 0; j < len(letters); j++ {
-		o := option{short: letters[j]}
+		o := option{short: letters[j], sign: sign}
 		switch {
 		case strings.IndexByte(s.glued, o.short) >= 0:
 			o.value, o.takes = letters[j+1:], true
@@ -154,14 +212,16 @@ func (p *parsedArgs) cluster(args []string, i int, letters string, s optSpec, fo
 		case strings.IndexByte(s.short, o.short) < 0:
 		case following:
 			if i+1 < len(args) {
-				i++
-				o.value, o.takes = args[i], true
+				o.takes = true
+				i = p.takeNext(args, i, s, &o)
 			}
 		default:
 			o.value, o.takes = letters[j+1:], true
-			if o.value == "" && i+1 < len(args) {
-				i++
-				o.value = args[i]
+			if s.eqShort && len(o.value) > 1 && o.value[0] == '=' {
+				o.value = o.value[1:]
+			}
+			if o.value == "" {
+				i = p.takeNext(args, i, s, &o)
 			}
 			j = len(letters)
 		}

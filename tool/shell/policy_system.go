@@ -137,42 +137,42 @@ func (c *checker) dbus(name string, args []string) *Refusal {
 	return c.refuse(RuleUnchecked, "%s sends D-Bus calls, which can ask services outside the sandbox (systemd, the desktop) to run anything; Hearth cannot check them. Only listing and introspecting is allowed: ask the user to make the call", name)
 }
 
-// sysctl may read kernel settings, never change them.
+// sysctlOptions are procps sysctl's. -p (and its alias -f) loads
+// settings from a file, given glued on (-pFILE, --load=FILE).
+var sysctlOptions = optSpec{short: "r", long: []string{"pattern"}, glued: "p", flags: []string{"write", "load", "system"}}
+
+// sysctl may read kernel settings, never change them: no -w, -p, -f or
+// --system, and no NAME=VALUE operand.
 func (c *checker) sysctl(_ string, args []string) *Refusal {
-	for _, a := range args {
-		if a == "-w" || a == "--write" || a == "-p" || a == "--load" || a == "--system" || strings.Contains(a, "=") {
-			return c.refuse(RuleDisk, "sysctl would change kernel settings; Hearth never does")
+	p := operands(args, sysctlOptions)
+	changes := p.has('w', "write") || p.has('p', "load") || p.has('f', "") || p.has(0, "system")
+	for _, op := range p.ops {
+		if strings.Contains(op, "=") {
+			changes = true
 		}
+	}
+	if changes {
+		return c.refuse(RuleDisk, "sysctl would change kernel settings; Hearth never does")
 	}
 	return nil
 }
 
+// killOptions: kill reads one option at most, before the processes: the
+// signal (-9, -KILL, -s KILL, -n 9), or -l. After it, or after a process,
+// a word that starts with a dash is a process group: kill -9 -1 and
+// kill 123 -1 both signal every process.
+var killOptions = optSpec{short: "sn", stopAtOperand: true, single: true}
+
 // kill refuses signals to every process (-1), to init (1), and to Hearth
 // itself or what started it.
 func (c *checker) kill(_ string, args []string) *Refusal {
-	sawSignal := false
-	afterDashes := false
-	for i, a := range args {
-		if !afterDashes && a == "--" {
-			afterDashes = true
-			continue
-		}
-		if !afterDashes && (a == "-s" || a == "-n") && i+1 < len(args) {
-			sawSignal = true
-			continue
-		}
-		if !afterDashes && !sawSignal && strings.HasPrefix(a, "-") && a != "-1" {
-			sawSignal = true // -9, -KILL, -l, …
-			continue
-		}
-		pid := a
-		if !afterDashes && !sawSignal && a == "-1" {
-			// "kill -1 …" is signal 1 when more follows.
-			if i+1 < len(args) {
-				sawSignal = true
-				continue
-			}
-		}
+	pids := operands(args, killOptions).ops
+	if len(args) == 1 && args[0] == "-1" {
+		// Signal 1 to no process, or the default signal to every
+		// process: ambiguous, and refused.
+		pids = args
+	}
+	for _, pid := range pids {
 		if pid == "-1" || pid == "1" {
 			return c.refuse(RuleKillAll, "kill %s signals every process (or init); name the processes to stop", pid)
 		}
