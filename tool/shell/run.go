@@ -343,7 +343,7 @@ func (rs *runState) execHandler(ctx context.Context, args []string) error {
 		}
 		// A script file: check what can be checked, then run it for real,
 		// confined.
-		if ops := operands(args[1:], optSpec{stopAtOperand: true}).afterOpts; len(ops) > 0 {
+		if ops := operands(args[1:], shellOptions).afterOpts; len(ops) > 0 {
 			if r := rs.checkScriptFile(ops[0], hc.Dir, false); r != nil {
 				return rs.refuse(r)
 			}
@@ -393,52 +393,42 @@ func isShellScript(path string) bool {
 }
 
 // shellC interprets `sh -c STRING [name args…]` in-process, so that each of
-// its commands is checked after expansion like the rest.
+// its commands is checked after expansion like the rest. It reads the
+// shell's options as the policy did (shellOptions), so that the string it
+// runs is the one the policy checked, not one a real shell would then run
+// unchecked (bash -O extglob -c …).
 func (rs *runState) shellC(ctx context.Context, hc interp.HandlerContext, args []string) (bool, error) {
+	p := operands(args[1:], shellOptions)
 	var opts []string
-	i := 1
 	hasC := false
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") || a == "-" {
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			continue // --norc, --posix, …
-		}
-		for _, ch := range a[1:] {
-			switch ch {
-			case 'c':
-				hasC = true
-			case 'e', 'u', 'x', 'f':
-				opts = append(opts, string(a[0])+string(ch))
-			case 'o':
-				if i+1 < len(args) && (args[i+1] == "pipefail" || args[i+1] == "errexit" || args[i+1] == "nounset") {
-					opts = append(opts, string(a[0])+"o", args[i+1])
-				}
-				i++
+	for _, o := range p.opts {
+		switch o.short {
+		case 'c':
+			hasC = true
+		case 'e', 'u', 'x', 'f':
+			opts = append(opts, string(o.sign)+string(o.short))
+		case 'o':
+			if o.takes && (o.value == "pipefail" || o.value == "errexit" || o.value == "nounset") {
+				opts = append(opts, string(o.sign)+"o", o.value)
 			}
 		}
 	}
-	if !hasC || i >= len(args) {
+	rest := p.afterOpts // STRING [name args…]
+	if !hasC || len(rest) == 0 {
 		return false, nil
 	}
 	name := args[0]
-	if i+1 < len(args) {
-		name = args[i+1]
+	if len(rest) > 1 {
+		name = rest[1]
 	}
-	f, err := parseNamed(args[i], name)
+	f, err := parseNamed(rest[0], name)
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "%s: %v\n", args[0], err)
 		return true, interp.ExitStatus(2)
 	}
 	params := append(opts, "--")
-	if i+2 < len(args) {
-		params = append(params, args[i+2:]...)
+	if len(rest) > 2 {
+		params = append(params, rest[2:]...)
 	}
 	env := execEnv(hc.Env)
 	sub, err := rs.runner(hc.Dir, hc.Stdout, hc.Stderr,
