@@ -37,8 +37,13 @@
 // command line, the terminal UI and the HTTP API show.
 //
 // Sessions are kept in a session.Store (Config.Store; by default a temporary
-// database removed by Close). NewServer serves the same agent, host tools
-// included, over the HTTP API of package server.
+// database removed by Close). What belongs to one session — its approvals
+// and live approval mode, its record of what the model has read, its
+// built-in tools and their temp directory, its MCP attachment, the lock that
+// lets one turn run at a time — is held by a Session that the Agent owns
+// (Agent.Session). Package server serves the same agent, host tools
+// included, over HTTP (server.New(agent, options)); Hearth's own command
+// line, terminal UI and HTTP API are built on this package the same way.
 package hearth
 
 import (
@@ -48,17 +53,20 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/mcp"
 	"github.com/hearth-agent/hearth/sandbox"
-	"github.com/hearth-agent/hearth/server"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
-	"github.com/hearth-agent/hearth/tool/builtin"
+	"github.com/hearth-agent/hearth/tool/edit"
+	"github.com/hearth-agent/hearth/tool/shell"
 )
 
 // Event is one item of a turn's stream; its JSON form is Hearth's event
@@ -179,15 +187,27 @@ func OpenAI(baseURL, apiKey string) llm.Provider {
 	return openai.New(openai.Options{BaseURL: baseURL, APIKey: apiKey})
 }
 
-// readOnlyBuiltins are the built-in tools the API profile offers when the
-// agent has a workspace.
-var readOnlyBuiltins = []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}
+// SubAgentSpec describes a sub-agent the model can call as a tool: its own
+// prompt, tools chosen from the agent's, an optional output schema.
+type SubAgentSpec = agent.SubAgentSpec
 
-// Config says how to build an Agent.
+// MCPServer is an MCP server whose tools the agent offers.
+type MCPServer = mcp.ServerConfig
+
+// MCPStatus is the state of one MCP server.
+type MCPStatus = mcp.ServerStatus
+
+// ErrBusy is wrapped by the error of a turn whose session runs another.
+var ErrBusy = session.ErrBusy
+
+// Config says how to build an Agent. Hearth's own command line builds one
+// from flags, the environment and config files; a program embedding Hearth
+// fills it in itself. The same Config behaves the same either way.
 type Config struct {
 	// Provider is the model server. Required.
 	Provider llm.Provider
-	// Model names the model. Required.
+	// Model names the model. Required unless every turn names one
+	// (Request.Model).
 	Model string
 	// Tools are the host tools, made with Func (or any Tool).
 	Tools []Tool
@@ -200,6 +220,24 @@ type Config struct {
 	// run_shell_command) work in; they cannot reach outside it. Empty: no
 	// built-in tools.
 	Workspace string
+	// Sandbox says what commands and file tools may reach besides the
+	// workspace.
+	Sandbox Sandbox
+	// SubAgents are sub-agents offered as tools (besides
+	// codebase_investigator, which comes with a Workspace); the profile
+	// selects them by name like any tool.
+	SubAgents []SubAgentSpec
+	// MCPServers are started in the background by New; their tools are
+	// offered as they become ready (the profile selects them as
+	// "server__tool"), and a session's first turn waits briefly for those
+	// still starting.
+	MCPServers []MCPServer
+	// MCPDir is where MCP servers run and keep images (default: the
+	// Workspace).
+	MCPDir string
+	// Getenv reads the environment for MCP servers' configured variables
+	// (nil: the process's).
+	Getenv func(string) string
 	// Store keeps the sessions. Nil: a temporary database that Close
 	// removes.
 	Store session.Store
@@ -207,8 +245,34 @@ type Config struct {
 	// short model call); otherwise the title is the start of the first
 	// message.
 	Titles bool
+	// ContextLength is the model's window in tokens, for compression. 0:
+	// asked of the server before the first turn.
+	ContextLength int
+	// CompressAt is the share of the window at which older turns are
+	// summarised (0: agent.DefaultCompressAt; negative: never).
+	CompressAt float64
 	// Logger receives the agent's logs (nil: none).
 	Logger *slog.Logger
+}
+
+// Sandbox says what the built-in tools may reach outside the workspace.
+type Sandbox struct {
+	// Network lets commands reach the network. Off by default: a
+	// prompt-injected model's first move is to send what it read away.
+	Network bool
+	// Secrets are files and directories neither the file tools nor
+	// commands may read, besides the usual ones (SSH and cloud keys, the
+	// keyrings, Hearth's own config and data: sandbox.SecretLocations).
+	Secrets []string
+	// ReadOnly are directories outside the workspace the file tools may
+	// read.
+	ReadOnly []string
+	// Home is the user's home directory, where the usual secret locations
+	// are (empty: $HOME).
+	Home string
+	// TempRoot is where each session's private temp directory is made
+	// (empty: the system's).
+	TempRoot string
 }
 
 // Profile is what the model may do.
@@ -219,9 +283,13 @@ type Profile struct {
 	// one. A pattern that matches no tool is an error. Nil: every host
 	// tool, and the read-only built-in tools when there is a Workspace.
 	Tools []string
+	// Allow, if set, narrows what Tools selects: a tool it refuses is not
+	// offered (a project's own tool list, which may only remove tools).
+	Allow func(name string) bool
 	// Mode says which calls need approval (empty: ModeDefault).
 	Mode Mode
-	// System is the system prompt (empty: none).
+	// System is the system prompt (empty: none; DefaultSystemPrompt is
+	// the one Hearth's command line uses).
 	System string
 	// MaxTurns bounds the model calls of one turn (0: 40).
 	MaxTurns int
@@ -229,31 +297,47 @@ type Profile struct {
 	Think *llm.Think
 }
 
+// DefaultSystemPrompt is the system prompt of Hearth's coding agent for a
+// workspace: what the tools are for and how to use them well.
+func DefaultSystemPrompt(workspace string) string {
+	return agent.DefaultSystemPrompt(workspace, time.Now())
+}
+
 // Agent is an agent with its tools and sessions. It is safe for concurrent
 // use: many sessions may run turns at once, one turn at a time each.
 type Agent struct {
-	core      *agent.Agent // what every turn copies
+	c         Config
+	core      agent.Agent // the configuration each session's agent starts from
+	mode      Mode
+	patterns  []string
+	ws        *sandbox.Workspace
+	shell     shell.Config
+	mcp       *mcp.Manager
+	names     []string        // the tools the model gets (MCP servers' aside)
+	kinds     map[string]Kind // by name
+	specs     map[string]llm.ToolSpec
+	sandbox   sandbox.Status
 	store     session.Store
 	ownStore  *session.SQLite // the temporary store, closed by Close
 	tmpDir    string
-	builtins  *builtin.Set
-	workspace string
-	titles    bool
 	log       *slog.Logger
+	idleTools time.Duration
 
-	mu        sync.Mutex
-	closed    bool
-	busy      map[string]bool             // sessions running a turn
-	approvals map[string]*agent.Approvals // "allow always" answers, by session
+	ctxMu     sync.Mutex
+	ctxLength int  // learned from the server
+	ctxAsked  bool // asked once
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*Session
 }
 
-// New builds an agent.
+// New builds an agent. It checks the whole configuration — the profile's
+// tool patterns against the tools there are, the sub-agents, the MCP
+// servers — and starts the MCP servers.
 func New(c Config) (*Agent, error) {
 	if c.Provider == nil {
 		return nil, errors.New("hearth: no provider: set Config.Provider (hearth.Ollama(\"\") for a local Ollama)")
-	}
-	if c.Model == "" {
-		return nil, errors.New("hearth: no model: set Config.Model (Provider.Models lists what the server has)")
 	}
 	mode, err := agent.ParseMode(string(c.Profile.Mode))
 	if err != nil {
@@ -263,55 +347,60 @@ func New(c Config) (*Agent, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{titles: c.Titles, log: log, busy: map[string]bool{}, approvals: map[string]*agent.Approvals{}}
+	if c.Profile.Name == "" {
+		c.Profile.Name = "api"
+	}
+	a := &Agent{c: c, mode: mode, log: log, sessions: map[string]*Session{}, idleTools: 10 * time.Minute}
 	ok := false
 	defer func() {
 		if !ok {
 			a.Close()
 		}
 	}()
-
-	all, err := tool.NewRegistry()
-	if err != nil {
-		return nil, err
-	}
-	var defaults []string
-	if c.Workspace != "" {
-		ws, err := sandbox.New(c.Workspace)
-		if err != nil {
-			return nil, fmt.Errorf("hearth: workspace: %w", err)
-		}
-		a.workspace = ws.Root()
-		if a.builtins, err = builtin.New(builtin.Options{Workspace: ws, Log: log}); err != nil {
-			return nil, fmt.Errorf("hearth: %w", err)
-		}
-		for _, t := range a.builtins.Tools {
-			if err := all.Add(t); err != nil {
-				return nil, fmt.Errorf("hearth: %w", err)
-			}
-		}
-		defaults = append(defaults, readOnlyBuiltins...)
-	}
 	for _, t := range c.Tools {
 		if b, isBad := t.(badTool); isBad {
 			return nil, fmt.Errorf("hearth: %w", b.err)
 		}
-		if err := all.Add(t); err != nil {
-			return nil, fmt.Errorf("hearth: host tool %s: %w", t.Spec().Name, err)
+	}
+	for _, sp := range c.SubAgents {
+		if err := sp.Validate(); err != nil {
+			return nil, fmt.Errorf("hearth: %w", err)
 		}
+	}
+	var defaults []string
+	if c.Workspace != "" {
+		ws, err := sandbox.New(c.Workspace, c.Sandbox.ReadOnly...)
+		if err != nil {
+			return nil, fmt.Errorf("hearth: workspace: %w", err)
+		}
+		home := c.Sandbox.Home
+		if home == "" {
+			home = os.Getenv("HOME")
+		}
+		secrets := sandbox.SecretLocations(home, c.Sandbox.Secrets...)
+		a.ws = ws.WithSecrets(secrets)
+		a.shell = shell.Config{Secrets: secrets, DenyNetwork: !c.Sandbox.Network, TempRoot: c.Sandbox.TempRoot, Home: c.Sandbox.Home, Logger: log}
+		defaults = append(defaults, "@read-only") // the read-only built-in tools
+	}
+	for _, t := range c.Tools {
 		defaults = append(defaults, t.Spec().Name)
 	}
-	patterns := c.Profile.Tools
-	if patterns == nil {
-		patterns = defaults
+	a.patterns = c.Profile.Tools
+	if a.patterns == nil {
+		a.patterns = defaults
 	}
-	name := c.Profile.Name
-	if name == "" {
-		name = "api"
-	}
-	reg, err := all.Select(tool.Profile{Name: name, Tools: patterns})
-	if err != nil {
-		return nil, fmt.Errorf("hearth: %w", err)
+	a.core = agent.Agent{Provider: c.Provider, Model: c.Model, System: c.Profile.System, Mode: mode,
+		MaxTurns: c.Profile.MaxTurns, Think: c.Profile.Think, ContextLength: c.ContextLength, CompressAt: c.CompressAt, Logger: log}
+
+	if len(c.MCPServers) > 0 {
+		dir := c.MCPDir
+		if dir == "" && a.ws != nil {
+			dir = a.ws.Root()
+		}
+		if a.mcp, err = mcp.New(mcp.Options{Servers: c.MCPServers, Dir: dir, Getenv: c.Getenv, Logger: log}); err != nil {
+			return nil, fmt.Errorf("hearth: %w", err)
+		}
+		a.core.Prepare = a.mcp.Prepare
 	}
 
 	a.store = c.Store
@@ -324,37 +413,92 @@ func New(c Config) (*Agent, error) {
 		}
 		a.store = a.ownStore
 	}
-	a.core = &agent.Agent{Provider: c.Provider, Model: c.Model, System: c.Profile.System, Tools: reg, Mode: mode,
-		MaxTurns: c.Profile.MaxTurns, Think: c.Profile.Think, Logger: log}
+
+	// The profile is checked now, against a set of tools built as a
+	// session's would be, so that a mistake fails New, not the first turn.
+	probe, err := a.buildTools(tool.NewSeen())
+	if err != nil {
+		return nil, err
+	}
+	a.names = probe.agent.Tools.Names()
+	a.kinds, a.specs = map[string]Kind{}, map[string]llm.ToolSpec{}
+	for _, n := range a.names {
+		t, _ := probe.agent.Tools.Get(n)
+		a.kinds[n], a.specs[n] = t.Kind(), t.Spec()
+	}
+	if probe.set != nil {
+		a.sandbox = probe.set.Sandbox()
+	}
+	probe.close()
+	if a.mcp != nil {
+		a.mcp.Start()
+	}
 	ok = true
 	return a, nil
 }
 
-// Tools returns the names of the tools the model gets, in order.
-func (a *Agent) Tools() []string { return a.core.Tools.Names() }
+// Tools returns the names of the tools the model gets, in order; an MCP
+// server's come last, once it is ready.
+func (a *Agent) Tools() []string {
+	names := slices.Clone(a.names)
+	if a.mcp != nil {
+		for _, t := range a.mcp.Tools() {
+			n := t.Spec().Name
+			if !slices.Contains(names, n) && mcpAllowed(a.patterns, n) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(n)) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
 
 // Store returns where the sessions are kept (to list, rename or delete
 // them).
 func (a *Agent) Store() session.Store { return a.store }
 
-// NewServer returns the HTTP API (package server) for this agent: its
-// model, profile, host tools and sessions. o says how it is guarded (a
-// Token is required: server.NewToken makes one); its Agent and Store are
-// set here. Close the server before the agent.
-func (a *Agent) NewServer(o server.Options) (*server.Server, error) {
-	core := *a.core
-	o.Agent, o.Store = &core, a.store
-	if o.Workspace == "" {
-		o.Workspace = a.workspace
+// Provider returns the model server.
+func (a *Agent) Provider() llm.Provider { return a.c.Provider }
+
+// Model returns the model that answers unless a turn names another.
+func (a *Agent) Model() string { return a.c.Model }
+
+// Mode returns the profile's approval mode, the one each session starts
+// in.
+func (a *Agent) Mode() Mode { return a.mode }
+
+// Workspace returns the workspace's resolved path ("" without one).
+func (a *Agent) Workspace() string {
+	if a.ws == nil {
+		return ""
 	}
-	if o.Log == nil {
-		o.Log = a.log
-	}
-	return server.New(o)
+	return a.ws.Root()
 }
 
-// Close releases the tools and, if the agent made it, removes the temporary
-// session store. Turns still running fail.
+// Sandbox says how commands are confined on this system (the zero Status
+// without a workspace).
+func (a *Agent) Sandbox() sandbox.Status { return a.sandbox }
+
+// MCP returns the MCP servers' manager (nil when none is configured), for
+// their status, resources and prompts.
+func (a *Agent) MCP() *mcp.Manager { return a.mcp }
+
+// MCPStatus returns the state of each MCP server (nil when none is
+// configured).
+func (a *Agent) MCPStatus() []MCPStatus {
+	if a.mcp == nil {
+		return nil
+	}
+	return a.mcp.Status()
+}
+
+// ModelInfo asks the server about the agent's model.
+func (a *Agent) ModelInfo(ctx context.Context) (*llm.ModelInfo, error) {
+	return a.c.Provider.ModelInfo(ctx, a.c.Model)
+}
+
+// Close ends the sessions (their tools and temp directories), stops the MCP
+// servers and, if the agent made it, removes the temporary session store.
+// Turns still running fail.
 func (a *Agent) Close() error {
 	a.mu.Lock()
 	if a.closed {
@@ -362,10 +506,15 @@ func (a *Agent) Close() error {
 		return nil
 	}
 	a.closed = true
+	sessions := a.sessions
+	a.sessions = nil
 	a.mu.Unlock()
 	var errs []error
-	if a.builtins != nil {
-		errs = append(errs, a.builtins.Close())
+	for _, s := range sessions {
+		errs = append(errs, s.closeTools())
+	}
+	if a.mcp != nil {
+		errs = append(errs, a.mcp.Close())
 	}
 	if a.ownStore != nil {
 		errs = append(errs, a.ownStore.Close())
@@ -376,33 +525,56 @@ func (a *Agent) Close() error {
 	return errors.Join(errs...)
 }
 
-// acquire marks a session busy; false if it already runs a turn here.
-func (a *Agent) acquire(id string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.closed:
-		return errors.New("hearth: the agent is closed")
-	case a.busy[id]:
-		return fmt.Errorf("hearth: session %s is running another turn: wait for it to end: %w", id, session.ErrBusy)
+// contextLength is the model's window: configured, else asked of the
+// server once (best effort: a server that cannot say leaves it unknown,
+// and nothing is compressed automatically).
+func (a *Agent) contextLength(ctx context.Context, model string) int {
+	if a.c.ContextLength > 0 || a.c.CompressAt < 0 {
+		return a.c.ContextLength
 	}
-	a.busy[id] = true
-	return nil
+	a.ctxMu.Lock()
+	defer a.ctxMu.Unlock()
+	if !a.ctxAsked && model == a.c.Model && model != "" {
+		a.ctxAsked = true
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if mi, err := a.c.Provider.ModelInfo(ctx, model); err == nil {
+			a.ctxLength = mi.ContextLength
+		} else {
+			a.log.Debug("the model's context window is unknown", "model", model, "error", err)
+		}
+	}
+	if model != a.c.Model {
+		return 0
+	}
+	return a.ctxLength
 }
 
-func (a *Agent) release(id string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.busy, id)
+// fixer is the edit tool's helper for a search string that missed.
+func (a *Agent) fixer() edit.Fixer {
+	if a.c.Model == "" {
+		return nil
+	}
+	return &edit.ModelFixer{Provider: a.c.Provider, Model: a.c.Model}
 }
 
-func (a *Agent) approvalsOf(id string) *agent.Approvals {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ap := a.approvals[id]
-	if ap == nil {
-		ap = &agent.Approvals{}
-		a.approvals[id] = ap
+// ToolSpec returns what the model sees of the tool of this name, and its
+// kind (false: no such tool).
+func (a *Agent) ToolSpec(name string) (llm.ToolSpec, Kind, bool) {
+	if sp, ok := a.specs[name]; ok {
+		return sp, a.kinds[name], true
 	}
-	return ap
+	if a.mcp != nil {
+		for _, t := range a.mcp.Tools() {
+			if t.Spec().Name == name {
+				return t.Spec(), t.Kind(), true
+			}
+		}
+	}
+	return llm.ToolSpec{}, 0, false
 }
+
+// Files returns the workspace as the file tools see it (the user's secret
+// locations hidden), for a front end that reads files on the user's behalf
+// (a message's @file attachments); nil without a workspace.
+func (a *Agent) Files() *sandbox.Workspace { return a.ws }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sort"
 	"sync"
+	"time"
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/conversation"
@@ -26,7 +28,34 @@ type Request struct {
 	Context string
 	// Model, when set, answers this turn instead of the agent's model.
 	Model string
+	// Unattended says no one will answer approvals: a call that needs one
+	// is refused at once, and the model told how the user could allow it
+	// (what Result does when called before Events).
+	Unattended bool
+	// ApprovalTimeout bounds how long an approval waits for an answer:
+	// past it the call is denied, and the model told no one answered (0:
+	// as long as the turn lasts).
+	ApprovalTimeout time.Duration
+	// Retry, with no Message, runs the session again from its last
+	// message, the user's, that no reply answered (a turn that failed
+	// before the model answered); without one the turn fails with
+	// ErrNothingToRetry.
+	Retry bool
 }
+
+// ErrNothingToRetry is wrapped by the error of a Retry turn whose session
+// has no unanswered message (or does not exist: then it wraps
+// session.ErrNotFound too).
+var ErrNothingToRetry = conversation.ErrNothingToRetry
+
+// Errors of Approve and Deny.
+var (
+	// ErrNoApproval: no approval of the turn waits for that call (it was
+	// never asked, timed out, or was answered by the mode).
+	ErrNoApproval = errors.New("no approval is waiting for this call")
+	// ErrAnswered: the approval was answered already.
+	ErrAnswered = errors.New("the approval is already answered")
+)
 
 // Result is what a turn produced.
 type Result struct {
@@ -41,22 +70,29 @@ type Result struct {
 	Usage llm.Usage
 	// ToolCalls lists the calls the model made, in order.
 	ToolCalls []llm.ToolCall
+	// Messages are what the turn added to the session: the model's
+	// replies and the tool results.
+	Messages []llm.Message
+	// Err is why the turn failed (Reason DoneError).
+	Err error
 }
 
 // Turn is one turn of a conversation, run by ranging over Events (or, with
 // no one to answer approvals, by Result alone).
 type Turn struct {
 	a   *Agent
+	s   *Session
 	ctx context.Context
 	req Request
 
-	mu      sync.Mutex
-	state   turnState
-	asked   map[string]bool         // approvals announced and not yet taken
-	answers map[string]agent.Answer // answers not yet taken
-	wake    chan struct{}           // closed and replaced on each answer
-	res     *Result
-	err     error
+	mu       sync.Mutex
+	state    turnState
+	asked    map[string]bool         // approvals announced and not yet taken
+	answers  map[string]agent.Answer // answers not yet taken
+	answered map[string]bool         // approvals answered, taken or not
+	wake     chan struct{}           // closed and replaced on each answer
+	res      *Result
+	err      error
 }
 
 type turnState int
@@ -71,8 +107,18 @@ const (
 // when Result is called. ctx bounds it: cancelling ctx cancels the turn
 // (what was said so far is kept).
 func (a *Agent) NewTurn(ctx context.Context, req Request) *Turn {
-	return &Turn{a: a, ctx: ctx, req: req, asked: map[string]bool{}, answers: map[string]agent.Answer{}, wake: make(chan struct{})}
+	if req.SessionID == "" {
+		req.SessionID = session.NewID()
+	}
+	return &Turn{a: a, s: a.Session(req.SessionID), ctx: ctx, req: req, asked: map[string]bool{}, answers: map[string]agent.Answer{}, answered: map[string]bool{}, wake: make(chan struct{})}
 }
+
+// SessionID returns the session the turn goes to (made up by NewTurn when
+// the request named none).
+func (t *Turn) SessionID() string { return t.req.SessionID }
+
+// Session returns the session the turn goes to.
+func (t *Turn) Session() *Session { return t.s }
 
 // Events runs the turn, yielding its events as they happen, in the calling
 // goroutine; the last is always EventDone. Breaking out of the loop cancels
@@ -89,7 +135,11 @@ func (t *Turn) Events() iter.Seq[Event] {
 		ctx, cancel := context.WithCancel(t.ctx)
 		defer cancel()
 		stopped := false
-		t.run(ctx, approver{t}, func(ev Event) {
+		var ap agent.Approver = approver{t}
+		if t.req.Unattended {
+			ap = nil
+		}
+		t.run(ctx, ap, func(ev Event) {
 			if ev.Type == EventApprovalRequired {
 				t.mu.Lock()
 				t.asked[ev.ID] = true
@@ -147,16 +197,39 @@ func (t *Turn) Deny(id, reason string) error {
 func (t *Turn) answer(id string, ans agent.Answer) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.answered[id] {
+		return fmt.Errorf("hearth: call %q: %w", id, ErrAnswered)
+	}
 	if !t.asked[id] {
-		return fmt.Errorf("hearth: no approval is waiting for call %q", id)
+		return fmt.Errorf("hearth: call %q: %w", id, ErrNoApproval)
 	}
-	if _, dup := t.answers[id]; dup {
-		return fmt.Errorf("hearth: the approval of call %q is already answered", id)
-	}
+	t.answered[id] = true
 	t.answers[id] = ans
 	close(t.wake)
 	t.wake = make(chan struct{})
 	return nil
+}
+
+// Waiting returns the ids of the calls whose approval waits for an answer.
+func (t *Turn) Waiting() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	for id := range t.asked {
+		if !t.answered[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// wakeAll wakes the approvals waiting, to look at the session's mode again.
+func (t *Turn) wakeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	close(t.wake)
+	t.wake = make(chan struct{})
 }
 
 // begin moves a new turn to running; false if it ran already.
@@ -179,24 +252,26 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 		t.state, t.res, t.err = turnDone, res, err
 		t.mu.Unlock()
 	}()
-	a := t.a
-	id := t.req.SessionID
-	if id == "" {
-		id = session.NewID()
-	}
-	if err = a.acquire(id); err != nil {
+	a, s := t.a, t.s
+	tools, err := s.begin(t)
+	if err != nil {
 		return
 	}
-	defer a.release(id)
-	core := *a.core // this turn's copy
-	core.Approver = ap
-	core.Approvals = a.approvalsOf(id)
+	defer s.end()
+	core := tools.agent
+	model := core.Model
 	if t.req.Model != "" {
-		core.Model = t.req.Model
+		model = t.req.Model
 	}
-	ct := &conversation.Turn{Store: a.store, Agent: &core, Prompt: llm.Message{Content: t.req.Message}, Context: t.req.Context,
-		Titles: a.titles, Log: a.log,
-		Session: session.Session{ID: id, Provider: core.Provider.Kind(), Model: core.Model, Workspace: a.workspace}}
+	if model == "" {
+		err = errors.New("hearth: no model: set Config.Model, or name one in the Request")
+		return
+	}
+	core.ContextLength = a.contextLength(ctx, model)
+	opts := agent.RunOptions{Model: t.req.Model, Approver: ap, Mode: s.Mode, Approvals: &s.approvals}
+	ct := &conversation.Turn{Store: a.store, Agent: core, Options: opts, Prompt: llm.Message{Content: t.req.Message},
+		Context: t.req.Context, Retry: t.req.Retry, Titles: a.c.Titles, Log: a.log,
+		Session: session.Session{ID: s.id, Provider: a.c.Provider.Kind(), Model: model, Workspace: a.Workspace()}}
 	out, runErr := ct.Run(ctx, emit)
 	err = runErr
 	if out == nil {
@@ -204,19 +279,36 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 	}
 	res = &Result{SessionID: out.SessionID, ToolCalls: out.ToolCalls}
 	if out.Result != nil {
-		res.Text, res.Reason, res.Usage = out.Text, out.Reason, out.Usage
+		res.Text, res.Reason, res.Usage, res.Messages, res.Err = out.Text, out.Reason, out.Usage, out.Messages, out.Err
 		if err == nil && out.Reason == DoneError {
 			err = out.Err
 		}
 	}
 }
 
-// approver answers a turn's approvals with what Approve and Deny gave.
+// approver answers a turn's approvals with what Approve and Deny gave, or
+// by the session's mode when it was switched to one that does not ask.
 type approver struct{ t *Turn }
 
 func (ap approver) Approve(ctx context.Context, req agent.Request) (agent.Answer, error) {
 	t := ap.t
+	var expired <-chan time.Time
+	if d := t.req.ApprovalTimeout; d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	for {
+		if ask, refuse := agent.NeedsApproval(t.s.Mode(), req.Kind); !ask {
+			t.mu.Lock()
+			delete(t.asked, req.ID)
+			delete(t.answers, req.ID)
+			t.mu.Unlock()
+			if refuse != "" {
+				return agent.Answer{Decision: agent.Deny, Message: refuse}, nil
+			}
+			return agent.Answer{Decision: agent.Allow}, nil
+		}
 		t.mu.Lock()
 		if ans, ok := t.answers[req.ID]; ok {
 			delete(t.answers, req.ID)
@@ -228,6 +320,11 @@ func (ap approver) Approve(ctx context.Context, req agent.Request) (agent.Answer
 		t.mu.Unlock()
 		select {
 		case <-wake:
+		case <-expired:
+			t.mu.Lock()
+			delete(t.asked, req.ID)
+			t.mu.Unlock()
+			return agent.Answer{Decision: agent.Deny, Message: fmt.Sprintf("no one answered within %s", t.req.ApprovalTimeout)}, nil
 		case <-ctx.Done():
 			t.mu.Lock()
 			delete(t.asked, req.ID)
@@ -235,4 +332,11 @@ func (ap approver) Approve(ctx context.Context, req agent.Request) (agent.Answer
 			return agent.Answer{}, ctx.Err()
 		}
 	}
+}
+
+// Answered reports whether the approval of call id was answered.
+func (t *Turn) Answered(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.answered[id]
 }

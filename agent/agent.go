@@ -35,11 +35,9 @@ type Agent struct {
 	System string
 	// Tools are the tools offered to the model; nil offers none.
 	Tools *tool.Registry
-	// Mode decides which calls need approval; Approver answers them (nil:
-	// non-interactive, refuse what needs approval).
-	Mode     Mode
-	Approver Approver
-	Hooks    Hooks
+	// Mode decides which calls need approval (empty: ModeDefault); a run
+	// may follow a live mode instead (RunOptions.Mode).
+	Mode Mode
 	// Think asks the model to reason (nil: the server's default).
 	Think *llm.Think
 	// ContextLength, when set, is the window to ask the server for.
@@ -50,26 +48,44 @@ type Agent struct {
 	MaxRepeats int
 	// MaxToolOutput caps a tool result sent to the model (0: default).
 	MaxToolOutput int
-	// OnMessage, if set, is given each message as the turn adds it (the
-	// assistant's replies, each tool result), so that a caller can commit
-	// it at once. partial marks a reply cut short by an error or a cancel.
-	OnMessage func(m llm.Message, partial bool)
 	// CompressAt is the share of ContextLength at which older turns are
 	// summarised before a model call (0: DefaultCompressAt; negative:
 	// never). Nothing is compressed when ContextLength is 0.
 	CompressAt float64
-	// OnCompact, if set, learns of a compression: the first cut messages
-	// of the conversation (the history given to Run, then the messages
-	// added since) were replaced by summary.
-	OnCompact func(cut int, summary llm.Message)
-	Logger    *slog.Logger
-	// Approvals remembers "allow always" answers; share one across the
-	// turns of a session. Nil: a Run remembers its own answers only.
-	Approvals *Approvals
+	Logger     *slog.Logger
 	// Prepare, if set, runs at the start of each Run, before the first
 	// model call: the app waits there for MCP servers still starting, so
 	// that the first prompt is offered their tools.
 	Prepare func(ctx context.Context)
+}
+
+// RunOptions is what belongs to one run rather than to the agent's
+// configuration: who answers approvals, what the caller is told as the
+// turn goes, and the session's state the run shares. The zero value is a
+// non-interactive run that remembers its own "allow always" answers only.
+type RunOptions struct {
+	// Model, when set, answers this run instead of the agent's model.
+	Model string
+	// Approver answers calls that need approval (nil: non-interactive,
+	// refuse what needs approval, with a result saying how to allow it).
+	Approver Approver
+	// Mode, if set, is asked for the approval mode before each call, so
+	// that a mode the user switches during the turn applies to the calls
+	// that follow (nil: the agent's Mode).
+	Mode func() Mode
+	// Approvals remembers "allow always" answers; share one across the
+	// turns of a session (nil: the run remembers its own answers only).
+	Approvals *Approvals
+	// Hooks run around every tool call, after approval.
+	Hooks Hooks
+	// OnMessage, if set, is given each message as the turn adds it (the
+	// assistant's replies, each tool result), so that a caller can commit
+	// it at once. partial marks a reply cut short by an error or a cancel.
+	OnMessage func(m llm.Message, partial bool)
+	// OnCompact, if set, learns of a compression: the first cut messages
+	// of the conversation (the history given to Run, then the messages
+	// added since) were replaced by summary.
+	OnCompact func(cut int, summary llm.Message)
 }
 
 // Result is what a Run produced.
@@ -97,7 +113,12 @@ type Result struct {
 // long. Run returns when the model has answered, the turn limit is hit, ctx
 // is cancelled, or an error ends the turn; the last event is always done.
 func (a *Agent) Run(ctx context.Context, history []llm.Message, emit func(Event)) *Result {
-	r := &run{a: a, ctx: ctx, emit: emit, res: &Result{}, approvals: a.Approvals}
+	return a.RunWith(ctx, history, RunOptions{}, emit)
+}
+
+// RunWith is Run with the options of this run.
+func (a *Agent) RunWith(ctx context.Context, history []llm.Message, o RunOptions, emit func(Event)) *Result {
+	r := &run{a: a, o: o, ctx: ctx, emit: emit, res: &Result{}, approvals: o.Approvals}
 	if r.approvals == nil {
 		r.approvals = &Approvals{}
 	}
@@ -113,6 +134,7 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, emit func(Event)
 // run is the state of one Run.
 type run struct {
 	a    *Agent
+	o    RunOptions
 	ctx  context.Context
 	emit func(Event)
 	res  *Result
@@ -139,6 +161,22 @@ func (a *Agent) log() *slog.Logger {
 		return a.Logger
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// mode is the approval mode for the next call.
+func (r *run) mode() Mode {
+	if r.o.Mode != nil {
+		return r.o.Mode()
+	}
+	return r.a.Mode
+}
+
+// model is the model that answers the run.
+func (r *run) model() string {
+	if r.o.Model != "" {
+		return r.o.Model
+	}
+	return r.a.Model
 }
 
 func (r *run) loop(history []llm.Message) {
@@ -195,8 +233,8 @@ func (r *run) loop(history []llm.Message) {
 func (r *run) add(m llm.Message, partial bool) {
 	r.msgs = append(r.msgs, m)
 	r.res.Messages = append(r.res.Messages, m)
-	if r.a.OnMessage != nil {
-		r.a.OnMessage(m, partial)
+	if r.o.OnMessage != nil {
+		r.o.OnMessage(m, partial)
 	}
 }
 
@@ -227,14 +265,14 @@ func (r *run) maybeCompress() {
 		return
 	}
 	keep := int(0.4*float64(a.ContextLength)) - fixed
-	summary, cut, err := a.Compress(r.ctx, r.msgs, max(keep, 256))
+	summary, cut, err := a.compress(r.ctx, r.model(), r.msgs, max(keep, 256))
 	if err != nil {
 		a.log().Warn("could not compress the conversation", "error", err)
 		return
 	}
 	r.msgs = append([]llm.Message{summary}, r.msgs[cut:]...)
-	if a.OnCompact != nil {
-		a.OnCompact(cut, summary)
+	if r.o.OnCompact != nil {
+		r.o.OnCompact(cut, summary)
 	}
 	r.emit(Event{Type: EventCompressed, Text: summary.Content})
 }
@@ -307,7 +345,7 @@ func (e *turnError) Error() string { return e.msg }
 // assistant message (partial when the stream failed; nil when empty).
 func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 	a := r.a
-	req := &llm.Request{Model: a.Model, Think: a.Think, ContextLength: a.ContextLength}
+	req := &llm.Request{Model: r.model(), Think: a.Think, ContextLength: a.ContextLength}
 	if a.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
 	}
@@ -356,7 +394,7 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 			r.emit(Event{Type: EventUsage, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
 		case llm.EventDone:
 			if ev.Done.PromptTruncated {
-				a.log().Warn("the server cut the prompt to fit its context window", "model", a.Model)
+				a.log().Warn("the server cut the prompt to fit its context window", "model", r.model())
 			}
 		}
 	}
@@ -367,7 +405,7 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 		}
 		// An empty reply still answers the user: keep it, so that the
 		// conversation keeps alternating.
-		a.log().Warn("the model sent an empty reply", "model", a.Model)
+		a.log().Warn("the model sent an empty reply", "model", r.model())
 		return &llm.Message{Role: llm.RoleAssistant}, nil
 	}
 	if err != nil {
@@ -438,13 +476,13 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 	call := tool.Call{ID: tc.ID, Args: tc.Args, Progress: func(chunk string) {
 		r.emit(Event{Type: EventToolOutput, ID: tc.ID, Name: tc.Name, Text: chunk})
 	}}
-	if h := a.Hooks.Before; h != nil {
+	if h := r.o.Hooks.Before; h != nil {
 		if err := h(r.ctx, call, tc.Name); err != nil {
 			return false, "", "", "refused: " + err.Error()
 		}
 	}
 	res, err := safeRun(withScope(r.ctx, r, tc), a.log(), t, call)
-	if h := a.Hooks.After; h != nil {
+	if h := r.o.Hooks.After; h != nil {
 		h(r.ctx, call, tc.Name, res, err)
 	}
 	if err != nil {
@@ -458,12 +496,11 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 
 // approve returns "" when the call may run, else why not.
 func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
-	a := r.a
-	mode := a.Mode
+	mode := r.mode()
 	if mode == "" {
 		mode = ModeDefault
 	}
-	ask, refuse := needsApproval(mode, t.Kind())
+	ask, refuse := NeedsApproval(mode, t.Kind())
 	if refuse != "" {
 		return refuse
 	}
@@ -478,14 +515,14 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 		reason = d.Describe(tc.Args)
 	}
 	r.emit(Event{Type: EventApprovalRequired, ID: tc.ID, Name: tc.Name, Args: tc.Args, Reason: reason})
-	if a.Approver == nil {
+	if r.o.Approver == nil {
 		allow := "--approval-mode yolo"
 		if ModeAllowing(t.Kind()) == ModeAutoEdit {
 			allow = "--approval-mode auto_edit or yolo"
 		}
 		return fmt.Sprintf("%s needs the user's approval, and this run cannot ask (non-interactive, approval mode %s). Do without it, or tell the user to allow it (%s).", tc.Name, mode, allow)
 	}
-	ans, err := a.Approver.Approve(r.ctx, Request{ID: tc.ID, Tool: tc.Name, Kind: t.Kind(), Args: tc.Args, Reason: reason})
+	ans, err := r.o.Approver.Approve(r.ctx, Request{ID: tc.ID, Tool: tc.Name, Kind: t.Kind(), Args: tc.Args, Reason: reason})
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return "cancelled before the user answered"

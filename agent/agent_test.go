@@ -290,13 +290,13 @@ func TestApprovalModes(t *testing.T) {
 				srv.Enqueue(w.path, w.stream("m", calls[kind]), w.stream("m", llmtest.Text("ok")))
 				var log []string
 				asked := 0
-				a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log), Mode: mode,
-					Approver: ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
-						asked++
-						return Answer{Decision: Allow}, nil
-					})}
+				a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log), Mode: mode}
+				o := RunOptions{Approver: ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
+					asked++
+					return Answer{Decision: Allow}, nil
+				})}
 				rec := &recorder{}
-				a.Run(context.Background(), user("go"), rec.emit)
+				a.RunWith(context.Background(), user("go"), o, rec.emit)
 				got := "run"
 				switch {
 				case asked > 0:
@@ -323,15 +323,15 @@ func TestApprovalAnswers(t *testing.T) {
 	answers := []Answer{{Decision: Deny, Message: "not that file"}, {Decision: Allow}, {Decision: AllowAlways}}
 	var log []string
 	var reqs []Request
-	a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log),
-		Approver: ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
-			reqs = append(reqs, r)
-			ans := answers[0]
-			answers = answers[1:]
-			return ans, nil
-		})}
+	a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log)}
+	o := RunOptions{Approver: ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
+		reqs = append(reqs, r)
+		ans := answers[0]
+		answers = answers[1:]
+		return ans, nil
+	})}
 	rec := &recorder{}
-	a.Run(context.Background(), user("go"), rec.emit)
+	a.RunWith(context.Background(), user("go"), o, rec.emit)
 	// Denied, allowed, always, then not asked again.
 	if len(reqs) != 3 || len(log) != 3 {
 		t.Fatalf("asked %d times, ran %d times", len(reqs), len(log))
@@ -381,7 +381,8 @@ func TestHooks(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Enqueue(w.path, w.stream("m", llmtest.Call("read_file", `{"path":"secret.env"}`), llmtest.Call("read_file", `{"path":"a"}`)), w.stream("m", llmtest.Text("ok")))
 	var log, after []string
-	a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log), Hooks: Hooks{
+	a := &Agent{Provider: w.new(srv), Model: "m", Tools: testTools(t, &log)}
+	o := RunOptions{Hooks: Hooks{
 		Before: func(ctx context.Context, c tool.Call, name string) error {
 			if strings.Contains(string(c.Args), ".env") {
 				return errors.New("reading .env files is not allowed")
@@ -393,7 +394,7 @@ func TestHooks(t *testing.T) {
 		},
 	}}
 	rec := &recorder{}
-	a.Run(context.Background(), user("go"), rec.emit)
+	a.RunWith(context.Background(), user("go"), o, rec.emit)
 	if len(log) != 1 || len(after) != 1 || after[0] != "read_file:content of a" {
 		t.Errorf("ran %v, after %v", log, after)
 	}

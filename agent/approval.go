@@ -82,9 +82,11 @@ type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
 
-// needsApproval says whether a tool of kind k runs without asking in mode m,
-// and refuses it outright in plan mode.
-func needsApproval(m Mode, k tool.Kind) (ask bool, refuse string) {
+// NeedsApproval is the approval policy: whether a call of a tool of kind k
+// must be asked about in mode m, or (refuse set) is refused outright, as
+// plan mode refuses whatever is not read-only. Every front end decides by
+// it, through the runtime.
+func NeedsApproval(m Mode, k tool.Kind) (ask bool, refuse string) {
 	switch m {
 	case ModeYolo:
 		return false, ""
@@ -106,7 +108,7 @@ func needsApproval(m Mode, k tool.Kind) (ask bool, refuse string) {
 // to allow the call.
 func ModeAllowing(k tool.Kind) Mode {
 	for _, m := range []Mode{ModeDefault, ModeAutoEdit} {
-		if ask, refuse := needsApproval(m, k); !ask && refuse == "" {
+		if ask, refuse := NeedsApproval(m, k); !ask && refuse == "" {
 			return m
 		}
 	}

@@ -60,12 +60,17 @@ func cutPoint(msgs []llm.Message, keep int) int {
 // take about keep tokens at most. It is what happens automatically during a
 // Run past the threshold, and what a /compress command calls.
 func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (summary llm.Message, cut int, err error) {
+	return a.compress(ctx, a.Model, msgs, keep)
+}
+
+// compress is Compress with the model of a run.
+func (a *Agent) compress(ctx context.Context, model string, msgs []llm.Message, keep int) (summary llm.Message, cut int, err error) {
 	cut = cutPoint(msgs, keep)
 	if cut <= 0 {
 		return llm.Message{}, 0, errors.New("nothing to compress: the conversation is one exchange")
 	}
 	var req llm.Request
-	req.Model = a.Model
+	req.Model = model
 	req.ContextLength = a.ContextLength
 	if a.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})

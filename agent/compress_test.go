@@ -58,11 +58,11 @@ func TestRunCrossesTheCompressionThreshold(t *testing.T) {
 			srv.Enqueue(w.path, summary, w.stream("m", llmtest.Text("Now this.")))
 			var compacted int
 			var got []string
-			a := &Agent{Provider: w.new(srv), Model: "m", ContextLength: 1000,
-				OnCompact: func(cut int, s llm.Message) { compacted = cut },
+			a := &Agent{Provider: w.new(srv), Model: "m", ContextLength: 1000}
+			o := RunOptions{OnCompact: func(cut int, s llm.Message) { compacted = cut },
 				OnMessage: func(m llm.Message, partial bool) { got = append(got, string(m.Role)+":"+m.Content) }}
 			rec := &recorder{}
-			res := a.Run(context.Background(), history, rec.emit)
+			res := a.RunWith(context.Background(), history, o, rec.emit)
 			if res.Reason != DoneStop || res.Text != "Now this." {
 				t.Fatalf("%+v", res)
 			}
@@ -103,8 +103,9 @@ func TestOnMessageSeesPartialReplies(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Enqueue(w.path, w.stream("m", llmtest.Text("half an ans"), llmtest.Cut()))
 	var partial []bool
-	a := &Agent{Provider: w.new(srv), Model: "m", OnMessage: func(m llm.Message, p bool) { partial = append(partial, p) }}
-	a.Run(context.Background(), user("go"), func(Event) {})
+	a := &Agent{Provider: w.new(srv), Model: "m"}
+	o := RunOptions{OnMessage: func(m llm.Message, p bool) { partial = append(partial, p) }}
+	a.RunWith(context.Background(), user("go"), o, func(Event) {})
 	if len(partial) != 1 || !partial[0] {
 		t.Errorf("%v", partial)
 	}

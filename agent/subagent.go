@@ -78,8 +78,10 @@ type SubAgent struct {
 
 // ChildRun is one turn of a sub-agent, handed to a Runner.
 type ChildRun struct {
-	// Agent is the child, ready to run.
-	Agent *Agent
+	// Agent is the child, ready to run, with the options of its run (the
+	// caller's approver, approval mode and approvals).
+	Agent   *Agent
+	Options RunOptions
 	// Name is the sub-agent's name.
 	Name string
 	// SessionID is the child's session: "" on its first turn (the Runner
@@ -105,7 +107,7 @@ type Runner func(ctx context.Context, run ChildRun, emit func(Event)) (res *Resu
 // carries, and nothing is stored.
 func RunChild(ctx context.Context, run ChildRun, emit func(Event)) (*Result, string, error) {
 	history := append(append([]llm.Message(nil), run.History...), llm.Message{Role: llm.RoleUser, Content: run.Prompt})
-	return run.Agent.Run(ctx, history, emit), run.SessionID, nil
+	return run.Agent.RunWith(ctx, history, run.Options, emit), run.SessionID, nil
 }
 
 // ---- the caller's context ----
@@ -225,7 +227,7 @@ func (s *SubAgent) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	st.cancel = cancel
-	child, err := s.child(sc, st)
+	child, opts, err := s.child(sc, st)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("sub-agent %s: %w", s.Name, err)
 	}
@@ -234,7 +236,7 @@ func (s *SubAgent) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if runner == nil {
 		runner = RunChild
 	}
-	run := ChildRun{Agent: child, Name: s.Name, ParentSession: SessionIDFrom(ctx), ParentCall: c.ID, Prompt: taskPrompt(a)}
+	run := ChildRun{Agent: child, Options: opts, Name: s.Name, ParentSession: SessionIDFrom(ctx), ParentCall: c.ID, Prompt: taskPrompt(a)}
 	repairs := s.Repairs
 	if repairs == 0 {
 		repairs = DefaultRepairs
@@ -308,27 +310,28 @@ func taskPrompt(a subAgentArgs) string {
 
 // child builds the child agent: the sub-agent's own settings, the caller's
 // for the rest (provider, approvals, reasoning, window).
-func (s *SubAgent) child(sc *scope, st *childState) (*Agent, error) {
+func (s *SubAgent) child(sc *scope, st *childState) (*Agent, RunOptions, error) {
+	var opts RunOptions
 	reg, err := s.childTools()
 	if err != nil {
-		return nil, err
+		return nil, opts, err
 	}
 	if s.Scratchpad > 0 {
 		gated, _ := tool.NewRegistry()
 		for _, n := range reg.Names() {
 			t, _ := reg.Get(n)
 			if err := gated.Add(&padGate{Tool: t, st: st}); err != nil {
-				return nil, err
+				return nil, opts, err
 			}
 		}
 		if err := gated.Add(&padTool{st: st}); err != nil {
-			return nil, err
+			return nil, opts, err
 		}
 		reg = gated
 	}
 	if s.OutputSchema != nil {
 		if err := reg.Add(&submitTool{s: s, st: st}); err != nil {
-			return nil, err
+			return nil, opts, err
 		}
 	}
 	a := &Agent{Provider: s.Provider, Model: s.Model, System: s.System, Tools: reg, MaxTurns: s.MaxTurns}
@@ -340,17 +343,18 @@ func (s *SubAgent) child(sc *scope, st *childState) (*Agent, error) {
 		if a.Provider == nil {
 			a.Provider = p.Provider
 			if a.Model == "" {
-				a.Model = p.Model
+				a.Model = sc.r.model()
 			}
 		}
-		a.Mode, a.Approver, a.Approvals = p.Mode, p.Approver, sc.r.approvals
+		a.Mode = p.Mode
+		opts = RunOptions{Approver: sc.r.o.Approver, Mode: sc.r.o.Mode, Approvals: sc.r.approvals}
 		a.Think, a.ContextLength, a.CompressAt = p.Think, p.ContextLength, p.CompressAt
 		a.MaxRepeats, a.MaxToolOutput, a.Logger = p.MaxRepeats, p.MaxToolOutput, p.Logger
 	}
 	if a.Provider == nil {
-		return nil, errors.New("no model provider: set SubAgent.Provider, or call it from an agent")
+		return nil, opts, errors.New("no model provider: set SubAgent.Provider, or call it from an agent")
 	}
-	return a, nil
+	return a, opts, nil
 }
 
 // forward nests the child's events under the calling tool call, as

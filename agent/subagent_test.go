@@ -246,7 +246,7 @@ func TestSubAgentToolsAndKind(t *testing.T) {
 		t.Error("a sub-agent whose tools cannot be chosen is treated as Execute")
 	}
 	// Plan mode runs a read-only sub-agent.
-	if ask, refuse := needsApproval(ModePlan, ro.Kind()); ask || refuse != "" {
+	if ask, refuse := NeedsApproval(ModePlan, ro.Kind()); ask || refuse != "" {
 		t.Error("plan mode refuses a read-only sub-agent")
 	}
 }
@@ -335,12 +335,12 @@ func TestSubAgentApprovalsReachTheUser(t *testing.T) {
 		stream(llmtest.Text("done")),
 	)
 	var asked []Request
-	a.Approver = ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
+	o := RunOptions{Approver: ApproverFunc(func(ctx context.Context, r Request) (Answer, error) {
 		asked = append(asked, r)
 		return Answer{Decision: Allow}, nil
-	})
+	})}
 	rec := &recorder{}
-	a.Run(context.Background(), user("go"), rec.emit)
+	a.RunWith(context.Background(), user("go"), o, rec.emit)
 	// The sub-agent that edits is approved, then its edit.
 	if len(asked) != 2 || asked[0].Tool != "probe" || asked[0].Kind != tool.Edit || asked[1].Tool != "write_file" || asked[1].ID != "w1" {
 		t.Fatalf("asked: %+v", asked)

@@ -32,6 +32,10 @@ import (
 type Turn struct {
 	Store session.Store
 	Agent *agent.Agent
+	// Options are the run's: approver, live mode, approvals, hooks and a
+	// model for this turn. The turn adds its own OnMessage, OnCompact and
+	// hooks to keep what happens, after the caller's.
+	Options agent.RunOptions
 	// Session says which session: its ID (a new one is created when the
 	// store does not have it, or when ID is empty) and, for a new session,
 	// the provider, model and workspace to record.
@@ -139,9 +143,14 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		history[len(history)-1] = withCtx
 	}
 
-	emit(agent.Event{Type: agent.EventSession, SessionID: out.SessionID, Provider: providerKind(t.Agent), Model: t.Agent.Model})
+	model := t.Agent.Model
+	if t.Options.Model != "" {
+		model = t.Options.Model
+	}
+	emit(agent.Event{Type: agent.EventSession, SessionID: out.SessionID, Provider: providerKind(t.Agent), Model: model})
 
-	a := *t.Agent // a copy: the hooks below belong to this turn
+	a := t.Agent
+	o := t.Options // the hooks below belong to this turn
 	var mu sync.Mutex
 	var storeErr error
 	keep := func(err error) {
@@ -157,8 +166,8 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	// The provider's count of a reply's tokens, when it gave one, comes
 	// with the usage event just before the reply is handed over.
 	lastOutput := 0
-	a.OnMessage = func(m llm.Message, partial bool) {
-		if prev := t.Agent.OnMessage; prev != nil {
+	o.OnMessage = func(m llm.Message, partial bool) {
+		if prev := t.Options.OnMessage; prev != nil {
 			prev(m, partial)
 		}
 		sm := session.Message{Message: m, Partial: partial}
@@ -175,7 +184,10 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 			out.ToolCalls = append(out.ToolCalls, m.ToolCalls...)
 		}
 	}
-	a.OnCompact = func(cut int, summary llm.Message) {
+	o.OnCompact = func(cut int, summary llm.Message) {
+		if prev := t.Options.OnCompact; prev != nil {
+			prev(cut, summary)
+		}
 		// Exactly the stored messages that were cut become compacted; the
 		// summary takes their place, before the first message kept.
 		cutSeqs, before := compaction(seqs, cut)
@@ -184,8 +196,8 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		seqs = append([]int{saved.Seq}, seqs[cut:]...)
 	}
 	started := map[string]time.Time{}
-	before, after := a.Hooks.Before, a.Hooks.After
-	a.Hooks.Before = func(ctx context.Context, c tool.Call, name string) error {
+	before, after := o.Hooks.Before, o.Hooks.After
+	o.Hooks.Before = func(ctx context.Context, c tool.Call, name string) error {
 		mu.Lock()
 		started[c.ID] = time.Now()
 		mu.Unlock()
@@ -194,7 +206,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		}
 		return nil
 	}
-	a.Hooks.After = func(ctx context.Context, c tool.Call, name string, res tool.Result, err error) {
+	o.Hooks.After = func(ctx context.Context, c tool.Call, name string, res tool.Result, err error) {
 		mu.Lock()
 		d := time.Since(started[c.ID])
 		mu.Unlock()
@@ -209,10 +221,10 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	}
 	// Sub-agents run by this turn link their sessions to this one.
 	ctx = agent.WithSessionID(ctx, out.SessionID)
-	res := a.Run(ctx, history, func(ev agent.Event) {
+	res := a.RunWith(ctx, history, o, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
 			lastOutput = ev.OutputTokens
-			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: a.Model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens}))
+			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens}))
 		}
 		emit(ev)
 	})
@@ -230,7 +242,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		// and must not hold up a cancel or a time limit.
 		if t.Titles && res.Reason == agent.DoneStop && res.Text != "" && ctx.Err() == nil {
 			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			title = makeTitle(tctx, &a, prompt.Content, res.Text)
+			title = makeTitle(tctx, a.Provider, model, prompt.Content, res.Text)
 			cancel()
 		}
 		if title == "" {
@@ -273,14 +285,14 @@ func seqsOf(stored []session.Message, history []llm.Message) []int {
 }
 
 // makeTitle asks the model for a short title.
-func makeTitle(ctx context.Context, a *agent.Agent, prompt, answer string) string {
-	req := &llm.Request{Model: a.Model, NoStream: true, MaxTokens: 24, Think: &llm.Think{Enabled: false}, Messages: []llm.Message{{Role: llm.RoleUser, Content: "Write a title of at most six words for this conversation. Reply with the title only.\n\nUser: " +
+func makeTitle(ctx context.Context, p llm.Provider, model, prompt, answer string) string {
+	req := &llm.Request{Model: model, NoStream: true, MaxTokens: 24, Think: &llm.Think{Enabled: false}, Messages: []llm.Message{{Role: llm.RoleUser, Content: "Write a title of at most six words for this conversation. Reply with the title only.\n\nUser: " +
 		clip(prompt, 1500) + "\n\nAssistant: " + clip(answer, 1500)}}}
-	res, err := llm.Collect(a.Provider.Chat(ctx, req))
+	res, err := llm.Collect(p.Chat(ctx, req))
 	if err != nil {
 		// A model that refuses think=false still answers without it.
 		req.Think = nil
-		if res, err = llm.Collect(a.Provider.Chat(ctx, req)); err != nil {
+		if res, err = llm.Collect(p.Chat(ctx, req)); err != nil {
 			return ""
 		}
 	}

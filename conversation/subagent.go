@@ -22,8 +22,9 @@ func SubAgentRunner(store session.Store, log *slog.Logger) agent.Runner {
 			return agent.RunChild(ctx, run, emit)
 		}
 		t := &Turn{
-			Store: store,
-			Agent: run.Agent,
+			Store:   store,
+			Agent:   run.Agent,
+			Options: run.Options,
 			Session: session.Session{ID: run.SessionID, Title: childTitle(run), Model: run.Agent.Model,
 				ParentID: run.ParentSession, ParentCall: run.ParentCall},
 			Prompt: llm.Message{Role: llm.RoleUser, Content: run.Prompt},

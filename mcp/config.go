@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"sort"
 	"strings"
 	"time"
-
-	"github.com/hearth-agent/hearth/config"
 )
 
 // Default timeouts, used where a server's config gives none.
@@ -68,22 +65,6 @@ type ServerConfig struct {
 	// names ("get_*").
 	Include []string
 	Exclude []string
-}
-
-// FromConfig turns the configured servers into ServerConfigs, sorted by
-// name. The config's timeout bounds both the start and each call.
-func FromConfig(servers map[string]config.MCPServer) []ServerConfig {
-	out := make([]ServerConfig, 0, len(servers))
-	for name, s := range servers {
-		sc := ServerConfig{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Include: s.Include, Exclude: s.Exclude}
-		if t := time.Duration(s.Timeout); t > 0 {
-			sc.StartTimeout, sc.CallTimeout = t, t
-		}
-		out = append(out, sc)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // Validate checks what can be checked without starting the server.

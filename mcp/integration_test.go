@@ -362,13 +362,13 @@ func TestRealMCPToolInAnAgentTurn(t *testing.T) {
 	a := &agent.Agent{
 		Provider: ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1}), Model: "m", Tools: reg,
 		Prepare: m.Prepare,
-		Approver: agent.ApproverFunc(func(ctx context.Context, r agent.Request) (agent.Answer, error) {
-			asked = append(asked, r)
-			return agent.Answer{Decision: agent.Deny, Message: "not now"}, nil
-		}),
 	}
+	o := agent.RunOptions{Approver: agent.ApproverFunc(func(ctx context.Context, r agent.Request) (agent.Answer, error) {
+		asked = append(asked, r)
+		return agent.Answer{Decision: agent.Deny, Message: "not now"}, nil
+	})}
 	var results []agent.Event
-	res := a.Run(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "add 20 and 22"}}, func(e agent.Event) {
+	res := a.RunWith(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "add 20 and 22"}}, o, func(e agent.Event) {
 		if e.Type == agent.EventToolResult {
 			results = append(results, e)
 		}

@@ -235,14 +235,26 @@ func (m *Manager) Prepare(ctx context.Context) {
 // Attach offers the servers' tools in reg: those ready now at once, others
 // as they become ready. allow filters by the offered name (nil: all), for
 // a profile's patterns (see Allowed). A name already taken in reg (a
-// built-in tool) is skipped with a warning in the server's status.
-func (m *Manager) Attach(reg *tool.Registry, allow func(name string) bool) {
+// built-in tool) is skipped with a warning in the server's status. Detach
+// (the function returned) stops offering tools to reg: call it when the
+// registry's session ends.
+func (m *Manager) Attach(reg *tool.Registry, allow func(name string) bool) (detach func()) {
 	sk := &sink{reg: reg, allow: allow, added: map[string]bool{}}
 	m.mu.Lock()
 	m.sinks = append(m.sinks, sk)
 	m.mu.Unlock()
 	for _, s := range m.servers {
 		m.publishTo(s, sk)
+	}
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i, x := range m.sinks {
+			if x == sk {
+				m.sinks = append(m.sinks[:i], m.sinks[i+1:]...)
+				return
+			}
+		}
 	}
 }
 
@@ -360,12 +372,6 @@ func (m *Manager) Close() error {
 	return nil
 }
 
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
-}
-
 // client makes the SDK client for one connection of s.
 func (m *Manager) client(s *server) *sdk.Client {
 	c := sdk.NewClient(&sdk.Implementation{Name: "hearth", Version: buildinfo.Version}, &sdk.ClientOptions{
@@ -380,6 +386,10 @@ func (m *Manager) client(s *server) *sdk.Client {
 		},
 	})
 	for _, r := range m.opts.Roots {
+		// Roots are deprecated by the protocol's 2026-07-28 version but
+		// still part of it, and servers of earlier versions ask for them:
+		// Hearth offers them until the SDK drops them.
+		//lint:ignore SA1019 roots stay offered during the deprecation window
 		c.AddRoots(&sdk.Root{URI: fileURI(r), Name: r})
 	}
 	return c

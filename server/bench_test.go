@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/session"
@@ -239,8 +239,13 @@ func runConcurrent(b *testing.B, cfg helperConfig) helperResult {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	ag := &agent.Agent{Provider: ollama.New(ollama.Options{BaseURL: fakeURL, NumCtx: 8192, MaxRetries: -1}), Model: "m"}
-	api, err := New(Options{Agent: ag, Store: store, Token: testToken})
+	bot, err := hearth.New(hearth.Config{Provider: ollama.New(ollama.Options{BaseURL: fakeURL, NumCtx: 8192, MaxRetries: -1}), Model: "m",
+		Store: store, ContextLength: 8192})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bot.Close()
+	api, err := New(bot, Options{Token: testToken})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,11 +19,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/session"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -40,6 +39,7 @@ const testToken = "test-token-0123456789abcdef"
 type fixture struct {
 	t      *testing.T
 	fake   *llmtest.Server
+	ws     string // the workspace
 	store  *session.SQLite
 	api    *Server
 	hs     *httptest.Server
@@ -50,9 +50,16 @@ type fixture struct {
 	wrote []string // write_note calls
 }
 
-func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
+// setup is what a fixture is built from: the agent's configuration and
+// the server's options.
+type setup struct {
+	hearth.Config
+	Options
+}
+
+func newFixture(t *testing.T, opts ...func(*setup)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, fake: llmtest.New(t)}
+	f := &fixture{t: t, fake: llmtest.New(t), ws: t.TempDir()}
 	f.fake.AddModel(llmtest.Model{Name: "m", Capabilities: []string{"completion", "tools"}, ContextLength: 32768})
 	store, err := session.Open(context.Background(), filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -64,27 +71,33 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	type noteArgs struct {
 		Text string `json:"text" jsonschema:"what to write"`
 	}
-	reg, err := tool.NewRegistry(
-		tool.MustFunc("read_note", "Read the note", tool.ReadOnly, func(ctx context.Context, a struct{}) (string, error) {
+	tools := []hearth.Tool{
+		hearth.Func("read_note", "Read the note", hearth.ReadOnly, func(ctx context.Context, a struct{}) (string, error) {
 			return "the note says hi", nil
 		}),
-		tool.MustFunc("write_note", "Write the note", tool.Edit, func(ctx context.Context, a noteArgs) (string, error) {
+		hearth.Func("write_note", "Write the note", hearth.Edit, func(ctx context.Context, a noteArgs) (string, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.wrote = append(f.wrote, a.Text)
 			return "written", nil
-		}))
-	if err != nil {
-		t.Fatal(err)
+		}),
 	}
-	ag := &agent.Agent{Provider: ollama.New(ollama.Options{BaseURL: f.fake.URL, NumCtx: 8192, MaxRetries: -1}), Model: "m",
-		Tools: reg, Mode: agent.ModeDefault}
-	o := Options{Agent: ag, Store: store, Token: testToken, AllowedHosts: []string{"hearth.test"},
-		AllowedOrigins: []string{"https://app.example"}, Workspace: "/w", ProviderURL: f.fake.URL, Version: "test"}
+	o := setup{
+		Config: hearth.Config{Provider: ollama.New(ollama.Options{BaseURL: f.fake.URL, NumCtx: 8192, MaxRetries: -1}), Model: "m",
+			Tools: tools, Profile: hearth.Profile{Mode: hearth.ModeDefault, Tools: []string{"read_note", "write_note"}},
+			Workspace: f.ws, Sandbox: hearth.Sandbox{TempRoot: t.TempDir(), Home: t.TempDir()}, Store: store, ContextLength: 32768},
+		Options: Options{Token: testToken, AllowedHosts: []string{"hearth.test"},
+			AllowedOrigins: []string{"https://app.example"}, ProviderURL: f.fake.URL, Version: "test"},
+	}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	api, err := New(o)
+	bot, err := hearth.New(o.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bot.Close() })
+	api, err := New(bot, o.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

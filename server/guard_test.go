@@ -11,7 +11,7 @@ import (
 )
 
 func TestGuard(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.MaxBodyBytes = 1 << 10 })
+	f := newFixture(t, func(o *setup) { o.MaxBodyBytes = 1 << 10 })
 	big := `{"title": "` + strings.Repeat("x", 2<<10) + `"}`
 	tests := []struct {
 		name   string
@@ -98,15 +98,13 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 
 func TestOptionsAreChecked(t *testing.T) {
 	f := newFixture(t)
-	base := Options{Agent: f.api.agent, Store: f.store, Token: testToken}
+	base := Options{Token: testToken}
 	tests := []struct {
 		name string
 		edit func(*Options)
 		want string
 	}{
 		{"short token", func(o *Options) { o.Token = "short" }, "at least 16"},
-		{"no store", func(o *Options) { o.Store = nil }, "no session store"},
-		{"no agent", func(o *Options) { o.Agent = nil }, "no agent"},
 		{"URL as host", func(o *Options) { o.AllowedHosts = []string{"http://hearth.lan"} }, "not a URL"},
 		{"origin without scheme", func(o *Options) { o.AllowedOrigins = []string{"app.example"} }, "scheme and host"},
 	}
@@ -114,10 +112,13 @@ func TestOptionsAreChecked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := base
 			tt.edit(&o)
-			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(f.api.agent, o); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New: %v, want %q", err, tt.want)
 			}
 		})
+	}
+	if _, err := New(nil, base); err == nil || !strings.Contains(err.Error(), "no agent") {
+		t.Errorf("New without an agent: %v", err)
 	}
 }
 

@@ -5,12 +5,13 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/hearth-agent/hearth/mcp"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-agent/hearth/mcp"
 
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
@@ -39,7 +40,7 @@ func providerError(err error) *errorBody {
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), providerTimeout)
 	defer cancel()
-	list, err := s.agent.Provider.Models(ctx)
+	list, err := s.agent.Provider().Models(ctx)
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, apiError{*providerError(err)})
 		return
@@ -47,7 +48,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []llm.ModelInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": list, "default": s.agent.Model})
+	writeJSON(w, http.StatusOK, map[string]any{"models": list, "default": s.agent.Model()})
 }
 
 // healthJSON is GET /v1/health.
@@ -85,14 +86,14 @@ type modelHealth struct {
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), providerTimeout)
 	defer cancel()
-	p := s.agent.Provider
-	out := healthJSON{Status: "ok", Version: s.o.Version, Tools: []string{}, ApprovalMode: string(s.agent.Mode),
+	p := s.agent.Provider()
+	out := healthJSON{Status: "ok", Version: s.o.Version, Tools: []string{}, ApprovalMode: string(s.agent.Mode()),
 		Provider: providerHealth{Kind: p.Kind(), BaseURL: s.o.ProviderURL}}
 	if out.ApprovalMode == "" {
 		out.ApprovalMode = "default"
 	}
-	if s.agent.Tools != nil {
-		out.Tools = append(out.Tools, s.agent.Tools.Names()...)
+	if names := s.agent.Tools(); names != nil {
+		out.Tools = append(out.Tools, names...)
 	}
 	start := time.Now()
 	info, err := p.Health(ctx)
@@ -107,7 +108,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			out.Provider.BaseURL = info.BaseURL
 		}
 	}
-	if m := s.agent.Model; m != "" {
+	if m := s.agent.Model(); m != "" {
 		out.Model = &modelHealth{Name: m}
 		if out.Provider.Reachable {
 			mi, err := p.ModelInfo(ctx, m)
@@ -121,8 +122,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if s.o.MCP != nil {
-		out.MCP = s.o.MCP()
+	if st := s.agent.MCPStatus(); st != nil {
+		out.MCP = st
 		for _, st := range out.MCP {
 			if st.State == mcp.StateFailed || st.State == mcp.StateCrashed {
 				out.Status = "degraded"

@@ -23,7 +23,6 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/hearth-agent/hearth/mcp"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -31,7 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -43,13 +42,10 @@ const (
 	DefaultMaxTurnEvents   = 4 << 20
 )
 
-// Options configure a Server.
+// Options configure a Server. The agent it serves (New's first argument)
+// decides the rest: the model, the API profile's tools and approval mode,
+// the workspace, the session store, titles and the MCP servers.
 type Options struct {
-	// Agent is the configured agent each turn copies: provider, model,
-	// system prompt, the API profile's tools and approval mode. Required.
-	Agent *agent.Agent
-	// Store keeps the sessions. Required.
-	Store session.Store
 	// Token is the bearer token every /v1 request must carry. Required.
 	Token string
 	// AllowedHosts are names accepted in the Host header besides
@@ -63,15 +59,9 @@ type Options struct {
 	AllowedOrigins []string
 	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	// Workspace is recorded on the sessions the API creates.
-	Workspace string
 	// ProviderURL is the model server's address, reported by
 	// GET /v1/health when the server cannot be reached.
 	ProviderURL string
-	// Titles asks the model for a title for each new session (an extra,
-	// short model call); otherwise the title is the start of the first
-	// message.
-	Titles bool
 	// ApprovalTimeout is how long a turn waits for an answer to an
 	// approval before the call is denied (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
@@ -84,8 +74,6 @@ type Options struct {
 	MaxTurnEvents int
 	// Assets are the web UI's files (nil: the UI embedded in the binary).
 	Assets fs.FS
-	// MCP, if set, reports the MCP servers' state for GET /v1/health.
-	MCP func() []mcp.ServerStatus
 	// Version is reported by GET /v1/health.
 	Version string
 	Log     *slog.Logger
@@ -94,7 +82,7 @@ type Options struct {
 // Server serves the API. It is an http.Handler; Close it when done.
 type Server struct {
 	o       Options
-	agent   *agent.Agent
+	agent   *hearth.Agent
 	store   session.Store
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -107,11 +95,9 @@ type Server struct {
 	wg      sync.WaitGroup // running turns
 	streams atomic.Int64   // open event streams
 
-	mu        sync.Mutex
-	closed    bool
-	turns     map[string]*turn            // by session: the running or last kept turn
-	pending   map[string][]*pending       // approvals waiting, by call id
-	approvals map[string]*agent.Approvals // "allow always" answers, by session
+	mu     sync.Mutex
+	closed bool
+	turns  map[string]*turn // by session: the running or last kept turn
 	// known holds sessions seen to exist (created, listed, read, run), so
 	// that starting a turn need not ask the store first. A session deleted
 	// by another process while listed here is created again by its next
@@ -119,15 +105,12 @@ type Server struct {
 	known map[string]bool
 }
 
-// New returns a Server for o.
-func New(o Options) (*Server, error) {
+// New returns a Server of the agent a (hearth.New), which it does not
+// close.
+func New(a *hearth.Agent, o Options) (*Server, error) {
 	switch {
-	case o.Agent == nil:
+	case a == nil:
 		return nil, errors.New("server: no agent")
-	case o.Agent.Provider == nil:
-		return nil, errors.New("server: the agent has no provider")
-	case o.Store == nil:
-		return nil, errors.New("server: no session store")
 	case len(o.Token) < 16:
 		return nil, errors.New("server: the API token must be at least 16 characters (LoadOrCreateToken makes one)")
 	}
@@ -146,8 +129,8 @@ func New(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, agent: o.Agent, store: o.Store, log: o.Log, assets: o.Assets,
-		turns: map[string]*turn{}, pending: map[string][]*pending{}, approvals: map[string]*agent.Approvals{}, known: map[string]bool{}}
+	s := &Server{o: o, agent: a, store: a.Store(), log: o.Log, assets: o.Assets,
+		turns: map[string]*turn{}, known: map[string]bool{}}
 	if s.assets == nil {
 		s.assets = embeddedUI()
 	}

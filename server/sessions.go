@@ -117,7 +117,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &body, true, `{"title": "Fix the parser"}`) {
 		return
 	}
-	se := session.Session{Provider: s.agent.Provider.Kind(), Model: s.agent.Model, Workspace: s.o.Workspace}
+	se := session.Session{Provider: s.agent.Provider().Kind(), Model: s.agent.Model(), Workspace: s.agent.Workspace()}
 	if body.Title != nil {
 		t, ok := checkTitle(w, *body.Title)
 		if !ok {
@@ -210,7 +210,9 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		t.evict.Stop()
 	}
 	delete(s.turns, id)
-	delete(s.approvals, id)
 	delete(s.known, id)
+	if err := s.agent.Forget(id); err != nil {
+		s.log.Warn("releasing a deleted session's tools", "session", id, "error", err)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/hearth-agent/hearth/mcp"
 	"io"
 	"net/http"
 	"regexp"
@@ -13,7 +12,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth"
+	"github.com/hearth-agent/hearth/mcp"
+
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 )
@@ -22,7 +23,7 @@ func TestSessionsCRUD(t *testing.T) {
 	f := newFixture(t)
 	var created sessionJSON
 	f.call("POST", "/v1/sessions", map[string]any{"title": "Parser bug"}, http.StatusCreated, &created)
-	if created.ID == "" || created.Title != "Parser bug" || created.Provider != "ollama" || created.Model != "m" || created.Workspace != "/w" {
+	if created.ID == "" || created.Title != "Parser bug" || created.Provider != "ollama" || created.Model != "m" || created.Workspace != f.api.agent.Workspace() || created.Workspace == "" {
 		t.Fatalf("created %+v", created)
 	}
 	other := f.newSession()
@@ -156,10 +157,10 @@ func TestHealthWhenTheProviderIsDown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, func(o *Options) {
-				o.Agent.Model = tt.model
+			f := newFixture(t, func(o *setup) {
+				o.Model = tt.model
 				if tt.down {
-					o.Agent.Provider = ollama.New(ollama.Options{BaseURL: "http://127.0.0.1:1", MaxRetries: -1})
+					o.Provider = ollama.New(ollama.Options{BaseURL: "http://127.0.0.1:1", MaxRetries: -1})
 					o.ProviderURL = "http://127.0.0.1:1"
 				}
 			})
@@ -193,7 +194,7 @@ func TestStaticUI(t *testing.T) {
 		"index.html":         {Data: []byte("<!doctype html><title>UI</title>")},
 		"assets/app-1a2b.js": {Data: []byte("console.log(1)")},
 	}
-	f := newFixture(t, func(o *Options) { o.Assets = assets })
+	f := newFixture(t, func(o *setup) { o.Assets = assets })
 	tests := []struct {
 		path, want, cache string
 		status            int
@@ -331,7 +332,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func TestDefaultsAndModes(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Agent.Mode = agent.ModeYolo })
+	f := newFixture(t, func(o *setup) { o.Profile.Mode = hearth.ModeYolo })
 	var h healthJSON
 	f.call("GET", "/v1/health", nil, http.StatusOK, &h)
 	if h.ApprovalMode != "yolo" {
@@ -343,20 +344,27 @@ func TestDefaultsAndModes(t *testing.T) {
 }
 
 func TestHealthReportsMCPServers(t *testing.T) {
-	status := []mcp.ServerStatus{
-		{Name: "files", Transport: "stdio", State: mcp.StateReady, Tools: []string{"files__read"}},
-		{Name: "search", Transport: "http", State: mcp.StateFailed, Error: "nothing answers at http://127.0.0.1:1/mcp"},
-	}
-	f := newFixture(t, func(o *Options) { o.MCP = func() []mcp.ServerStatus { return status } })
+	// A real MCP server that cannot start: an HTTP one where nothing
+	// answers.
+	f := newFixture(t, func(o *setup) {
+		o.MCPServers = []hearth.MCPServer{{Name: "search", URL: "http://127.0.0.1:1/mcp"}}
+	})
 	var h healthJSON
-	f.call("GET", "/v1/health", nil, http.StatusOK, &h)
-	if h.Status != "degraded" || len(h.MCP) != 2 || h.MCP[1].Error == "" || h.MCP[0].Tools[0] != "files__read" {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		h = healthJSON{}
+		f.call("GET", "/v1/health", nil, http.StatusOK, &h)
+		if len(h.MCP) == 1 && h.MCP[0].State == mcp.StateFailed || time.Now().After(deadline) {
+			break
+		}
+	}
+	if h.Status != "degraded" || len(h.MCP) != 1 || h.MCP[0].Name != "search" || h.MCP[0].Error == "" {
 		t.Errorf("%+v", h)
 	}
-	status = status[:1]
+	// Without MCP servers, none is reported and the status is ok.
+	g := newFixture(t)
 	h = healthJSON{}
-	f.call("GET", "/v1/health", nil, http.StatusOK, &h)
-	if h.Status != "ok" {
-		t.Errorf("all MCP servers ready, status %q", h.Status)
+	g.call("GET", "/v1/health", nil, http.StatusOK, &h)
+	if h.Status != "ok" || h.MCP != nil {
+		t.Errorf("no MCP servers: %+v", h)
 	}
 }

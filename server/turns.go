@@ -10,14 +10,14 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
-	"github.com/hearth-agent/hearth/conversation"
-	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -46,6 +46,7 @@ type turn struct {
 	session string
 	ctx     context.Context
 	cancel  context.CancelFunc
+	ht      *hearth.Turn // the runtime's turn, set before it runs
 
 	mu     sync.Mutex
 	frames [][]byte // encoded SSE frames; frames[i] has seq first+i
@@ -120,11 +121,6 @@ func (t *turn) waitFinished(ctx context.Context, d time.Duration) bool {
 
 // emit records one event of the turn and wakes its streams.
 func (t *turn) emit(ev agent.Event) {
-	if ev.Type == agent.EventApprovalRequired {
-		// Registered before any client can see the event, so that an
-		// answer cannot arrive before the approval exists.
-		t.s.addPending(t, ev.ID)
-	}
 	t.mu.Lock()
 	t.appendLocked(ev)
 	t.mu.Unlock()
@@ -237,7 +233,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "context: "+err.Error())
 		return
 	}
-	if s.agent.Model == "" && body.Model == "" {
+	if s.agent.Model() == "" && body.Model == "" {
 		writeError(w, http.StatusBadRequest, "no_model", `no model is chosen: send "model" with the turn (GET /v1/models lists them), or start hearth serve with --model`)
 		return
 	}
@@ -255,7 +251,14 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, id, err)
 		return
 	}
-	go s.run(t, body, ctxText)
+	// Made before the turn runs, and before any handler can look for its
+	// approvals.
+	ht := s.agent.NewTurn(t.ctx, hearth.Request{SessionID: t.session, Message: body.Message, Context: ctxText,
+		Model: body.Model, ApprovalTimeout: s.o.ApprovalTimeout})
+	s.mu.Lock()
+	t.ht = ht
+	s.mu.Unlock()
+	go s.run(t)
 
 	// Answer once the turn has begun (the session is locked and the
 	// message saved), so that a failure to start gets a status code.
@@ -349,7 +352,7 @@ func (t *turn) waitStarted(ctx context.Context) bool {
 
 // run performs the turn in its own goroutine: it belongs to the session,
 // not to the connection that asked for it.
-func (s *Server) run(t *turn, req turnRequest, ctxText string) {
+func (s *Server) run(t *turn) {
 	var err error
 	defer func() {
 		if p := recover(); p != nil {
@@ -360,20 +363,20 @@ func (s *Server) run(t *turn, req turnRequest, ctxText string) {
 		s.finished(t)
 		s.wg.Done()
 	}()
-	a := *s.agent // this turn's copy
-	a.Approver = approver{s: s, t: t}
-	a.Approvals = s.approvalsOf(t.session)
-	if req.Model != "" {
-		a.Model = req.Model
+	s.mu.Lock()
+	ht := t.ht
+	s.mu.Unlock()
+	for ev := range ht.Events() {
+		t.emit(ev)
 	}
-	ct := &conversation.Turn{Store: s.store, Agent: &a, Session: session.Session{ID: t.session},
-		Prompt: llm.Message{Content: req.Message}, Context: ctxText, Titles: s.o.Titles, Log: s.log}
-	var out *conversation.Outcome
-	out, err = ct.Run(t.ctx, t.emit)
-	if err != nil && out != nil {
-		// The turn ran and its events went out; the store failed
-		// on the way.
-		s.log.Error("turn", "session", t.session, "turn", t.id, "error", err)
+	res, runErr := ht.Result()
+	switch {
+	case res == nil:
+		err = runErr // it could not start
+	case runErr != nil && res.Reason != agent.DoneError:
+		// The turn ran and its events went out; the store failed on
+		// the way.
+		s.log.Error("turn", "session", t.session, "turn", t.id, "error", runErr)
 	}
 }
 
@@ -381,7 +384,6 @@ func (s *Server) run(t *turn, req turnRequest, ctxText string) {
 // after KeepEvents.
 func (s *Server) finished(t *turn) {
 	t.cancel()
-	s.dropPending(t)
 	t.mu.Lock()
 	startFailed := t.next == 1
 	t.mu.Unlock()
@@ -401,17 +403,6 @@ func (s *Server) finished(t *turn) {
 		}
 		s.mu.Unlock()
 	})
-}
-
-func (s *Server) approvalsOf(sessionID string) *agent.Approvals {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.approvals[sessionID]
-	if a == nil {
-		a = &agent.Approvals{}
-		s.approvals[sessionID] = a
-	}
-	return a
 }
 
 // stream sends the turn's events after seq `after` as Server-Sent Events,
@@ -565,92 +556,6 @@ func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, map[string]any{"session_id": id, "turn_id": t.id, "finished": finished, "reason": reason})
 }
 
-// pending is an approval a turn waits for.
-type pending struct {
-	t        *turn
-	id       string
-	ch       chan agent.Answer // buffered: an answer never blocks
-	answered bool              // guarded by s.mu
-}
-
-func (s *Server) addPending(t *turn, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pending[id] = append(s.pending[id], &pending{t: t, id: id, ch: make(chan agent.Answer, 1)})
-}
-
-func (s *Server) findPending(t *turn, id string) *pending {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, p := range s.pending[id] {
-		if p.t == t {
-			return p
-		}
-	}
-	return nil
-}
-
-func (s *Server) removePending(p *pending) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := s.pending[p.id]
-	for i, q := range list {
-		if q == p {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(s.pending, p.id)
-	} else {
-		s.pending[p.id] = list
-	}
-}
-
-// dropPending forgets whatever approvals a finished turn left.
-func (s *Server) dropPending(t *turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, list := range s.pending {
-		kept := list[:0:0]
-		for _, p := range list {
-			if p.t != t {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 {
-			delete(s.pending, id)
-		} else {
-			s.pending[id] = kept
-		}
-	}
-}
-
-// approver answers a turn's approvals with what clients post to
-// /v1/approvals/{id}.
-type approver struct {
-	s *Server
-	t *turn
-}
-
-func (a approver) Approve(ctx context.Context, req agent.Request) (agent.Answer, error) {
-	p := a.s.findPending(a.t, req.ID)
-	if p == nil { // not announced by an event: cannot be answered
-		return agent.Answer{}, errors.New("the approval was not announced")
-	}
-	defer a.s.removePending(p)
-	timer := time.NewTimer(a.s.o.ApprovalTimeout)
-	defer timer.Stop()
-	select {
-	case ans := <-p.ch:
-		return ans, nil
-	case <-ctx.Done():
-		return agent.Answer{}, ctx.Err()
-	case <-timer.C:
-		return agent.Answer{Decision: agent.Deny, Message: fmt.Sprintf("no one answered within %s", a.s.o.ApprovalTimeout)}, nil
-	}
-}
-
 // approvalBody is the body of POST /v1/approvals/{id}.
 type approvalBody struct {
 	Decision string `json:"decision"`
@@ -680,29 +585,52 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	var found []*pending
-	for _, p := range s.pending[id] {
-		if body.SessionID == "" || p.t.session == body.SessionID {
-			found = append(found, p)
+	var found []*turn
+	for _, t := range s.turns {
+		if t.ht != nil && (body.SessionID == "" || t.session == body.SessionID) && slices.Contains(t.ht.Waiting(), id) {
+			found = append(found, t)
 		}
 	}
+	s.mu.Unlock()
 	switch {
-	case len(found) == 0:
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
-		return
 	case len(found) > 1:
-		s.mu.Unlock()
 		writeError(w, http.StatusConflict, "ambiguous_approval", fmt.Sprintf(`several sessions wait for an approval of call %s: add "session_id" to the body`, id))
 		return
-	case found[0].answered:
+	case len(found) == 0 && body.SessionID != "":
+		// Answered already, or never asked: the turn says which.
+		s.mu.Lock()
+		t := s.turns[body.SessionID]
 		s.mu.Unlock()
-		writeError(w, http.StatusConflict, "already_answered", fmt.Sprintf("the approval of call %s was already answered", id))
+		if t != nil && t.ht != nil && t.running() {
+			found = append(found, t)
+		}
+	case len(found) == 0:
+		s.mu.Lock()
+		for _, t := range s.turns {
+			if t.ht != nil && t.running() && t.ht.Answered(id) {
+				found = append(found, t)
+			}
+		}
+		s.mu.Unlock()
+	}
+	if len(found) != 1 {
+		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
 		return
 	}
-	p := found[0]
-	p.answered = true
-	p.ch <- agent.Answer{Decision: d, Message: body.Message}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"id": id, "session_id": p.t.session, "turn_id": p.t.id, "decision": body.Decision})
+	t := found[0]
+	var err error
+	if d == agent.Deny {
+		err = t.ht.Deny(id, body.Message)
+	} else {
+		err = t.ht.Approve(id, d)
+	}
+	switch {
+	case errors.Is(err, hearth.ErrAnswered):
+		writeError(w, http.StatusConflict, "already_answered", fmt.Sprintf("the approval of call %s was already answered", id))
+		return
+	case err != nil:
+		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "session_id": t.session, "turn_id": t.id, "decision": body.Decision})
 }

@@ -191,7 +191,7 @@ func TestFollowErrors(t *testing.T) {
 }
 
 func TestLongTurnKeepsItsLatestEvents(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.MaxTurnEvents = 400 })
+	f := newFixture(t, func(o *setup) { o.MaxTurnEvents = 400 })
 	id := f.newSession()
 	parts, answer := []llmtest.Part{}, ""
 	for i := range 20 {
@@ -449,7 +449,7 @@ func TestApprovalErrors(t *testing.T) {
 }
 
 func TestApprovalTimesOut(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.ApprovalTimeout = 50 * time.Millisecond })
+	f := newFixture(t, func(o *setup) { o.ApprovalTimeout = 50 * time.Millisecond })
 	id := f.newSession()
 	f.fake.Enqueue("/api/chat",
 		llmtest.OllamaStream("m", llmtest.Call("write_note", `{"text":"x"}`)),
@@ -500,7 +500,7 @@ func TestTurnRequestErrors(t *testing.T) {
 }
 
 func TestTurnModelOverrideAndNoModel(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Agent.Model = "" })
+	f := newFixture(t, func(o *setup) { o.Model = "" })
 	id := f.newSession()
 	if status, code, _ := f.errorCode(f.request("POST", "/v1/sessions/"+id+"/turns", map[string]any{"message": "hi"})); status != 400 || code != "no_model" {
 		t.Errorf("no model: %d %s", status, code)

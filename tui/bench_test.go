@@ -60,7 +60,7 @@ func BenchmarkStreamAnswer(b *testing.B) {
 			}
 		}
 		f.m.Close()
-		f.app.Close()
+		f.bot.Close()
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms/update-median")

@@ -1,14 +1,9 @@
 package tui
 
 import (
-	"context"
 	"sync"
-	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/hearth-agent/hearth/agent"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 // bridge carries messages from worker goroutines (the agent's turn, a
@@ -76,53 +71,4 @@ func (b *bridge) close() {
 		b.closed = true
 		close(b.done)
 	}
-}
-
-// approvalMsg asks the user to decide a call; the answer goes to reply
-// (buffered: answering never blocks).
-type approvalMsg struct {
-	req   agent.Request
-	reply chan agent.Answer
-}
-
-// approver is the agent.Approver of the terminal UI: it hands the request
-// to the program and blocks the agent's goroutine until the user answers
-// or the turn is cancelled. A mode switched during the turn applies to
-// the requests that follow (and to one already waiting).
-type approver struct {
-	b    *bridge
-	mode *atomic.Value // agent.Mode
-}
-
-// Approve implements agent.Approver.
-func (a *approver) Approve(ctx context.Context, req agent.Request) (agent.Answer, error) {
-	if ans, ok := autoAnswer(a.mode.Load().(agent.Mode), req.Kind); ok {
-		return ans, nil
-	}
-	reply := make(chan agent.Answer, 1)
-	a.b.send(approvalMsg{req: req, reply: reply})
-	select {
-	case ans := <-reply:
-		return ans, nil
-	case <-ctx.Done():
-		return agent.Answer{}, ctx.Err()
-	}
-}
-
-// autoAnswer decides a request without asking when the current mode does
-// not ask for this kind of tool (the mode was switched during the turn).
-func autoAnswer(m agent.Mode, k tool.Kind) (agent.Answer, bool) {
-	switch m {
-	case agent.ModeYolo:
-		return agent.Answer{Decision: agent.Allow}, true
-	case agent.ModeAutoEdit:
-		if k == tool.Edit {
-			return agent.Answer{Decision: agent.Allow}, true
-		}
-	case agent.ModePlan:
-		if k != tool.ReadOnly {
-			return agent.Answer{Decision: agent.Deny, Message: "plan mode allows read-only tools only: describe the change you would make instead"}, true
-		}
-	}
-	return agent.Answer{}, false
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 // slashCommand is one of the / commands.
@@ -77,7 +76,7 @@ func (m *Model) command(text string) tea.Cmd {
 		return m.compress()
 	case "model":
 		if len(args) == 0 {
-			return modelsCmd(m.app.Provider, true)
+			return modelsCmd(m.agent.Provider(), true)
 		}
 		return m.switchModel(args[0])
 	case "session":
@@ -150,9 +149,7 @@ func (m *Model) newSession() {
 	m.lastAnswer = ""
 	m.shellNotes = nil
 	m.tools = map[string]*entry{}
-	if m.app.Agent.Approvals != nil {
-		m.app.Agent.Approvals.Forget()
-	}
+	m.draftID = "" // a new session: its approvals start empty
 }
 
 func (m *Model) compress() tea.Cmd {
@@ -160,17 +157,12 @@ func (m *Model) compress() tea.Cmd {
 		m.notice(noticeInfo, "Nothing to compress yet: the session starts with your first message.", nil)
 		return nil
 	}
-	ag := *m.app.Agent
-	ag.Model = m.model
-	if m.ctxLen > 0 {
-		ag.ContextLength = m.ctxLen
-	}
-	st, id := m.app.Store, m.sessionID
+	sess, st, model, window := m.agent.Session(m.sessionID), m.agent.Store(), m.model, m.ctxLen
 	ctx, cancel := context.WithCancel(context.Background())
 	m.beginJob(jobCompress, cancel, "Summarising older turns…")
 	b := m.bridge
 	m.jobs.start(func() {
-		before, after, err := compressSession(ctx, st, &ag, id)
+		before, after, err := compressSession(ctx, st, sess, model, window)
 		b.send(compressDoneMsg{before: before, after: after, err: err})
 	})
 	return m.startTick()
@@ -191,15 +183,11 @@ func (m *Model) switchModel(name string) tea.Cmd {
 	}
 	m.model, m.ctxLen, m.ctxUsed = name, 0, 0
 	m.notice(noticeInfo, "Model: "+name, nil)
-	return modelInfoCmd(m.app.Provider, name)
+	return modelInfoCmd(m.agent.Provider(), name)
 }
 
 func (m *Model) sessionCommand(args []string, rest string) tea.Cmd {
-	st := m.app.Store
-	if st == nil {
-		m.notice(noticeError, "No session store is open.", nil)
-		return nil
-	}
+	st := m.agent.Store()
 	sub := "list"
 	if len(args) > 0 {
 		sub = strings.ToLower(args[0])
@@ -355,28 +343,23 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 
 func (m *Model) listTools() {
 	th := m.th
-	reg := m.app.Agent.Tools
-	if reg == nil || len(reg.Names()) == 0 {
+	names := m.agent.Tools()
+	if len(names) == 0 {
 		m.notice(noticeInfo, "No tools are enabled in this profile.", nil)
 		return
 	}
-	names := reg.Names()
 	sort.Strings(names)
 	var body []string
 	for _, n := range names {
-		t, _ := reg.Get(n)
-		k := t.Kind()
+		spec, k, _ := m.agent.ToolSpec(n)
 		asks := "runs freely"
-		if _, ok := autoAnswer(m.mode, k); !ok && k != tool.ReadOnly {
+		switch ask, refuse := agent.NeedsApproval(m.mode, k); {
+		case refuse != "":
+			asks = "refused in plan mode"
+		case ask:
 			asks = "asks first"
 		}
-		if m.mode == agent.ModePlan && k != tool.ReadOnly {
-			asks = "refused in plan mode"
-		}
-		if m.mode == agent.ModeYolo {
-			asks = "runs freely"
-		}
-		desc := clean(t.Spec().Description) // an MCP server's words
+		desc := clean(spec.Description) // an MCP server's words
 		if i := strings.IndexAny(desc, ".\n"); i > 0 {
 			desc = desc[:i]
 		}
@@ -386,14 +369,14 @@ func (m *Model) listTools() {
 }
 
 func (m *Model) listMCP() {
-	cfg := m.app.Config
-	if cfg == nil || len(cfg.MCPServers) == 0 || m.app.MCP == nil {
+	mgr := m.agent.MCP()
+	if mgr == nil {
 		m.notice(noticeInfo, "MCP is not configured yet: add servers with `hearth mcp add`, or under [mcp_servers.NAME] in config.toml (command = \"…\" for stdio, or url = \"…\").", nil)
 		return
 	}
 	// The manager's state is in memory: no I/O here.
 	var body []string
-	for _, st := range m.app.MCP.Status() {
+	for _, st := range mgr.Status() {
 		line := m.th.key.Render(clean(st.Name)) + "  " + string(st.State)
 		switch {
 		case st.Error != "":

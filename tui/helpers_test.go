@@ -14,11 +14,11 @@ import (
 	xansi "github.com/charmbracelet/x/ansi"
 	"go.uber.org/goleak"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
-	hearthapp "github.com/hearth-agent/hearth/app"
-	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/llm/llmtest"
-	"github.com/hearth-agent/hearth/llm/providers"
+	"github.com/hearth-agent/hearth/llm/ollama"
+	"github.com/hearth-agent/hearth/session"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -41,7 +41,7 @@ type fixture struct {
 	t   testing.TB
 	m   *Model
 	srv *llmtest.Server
-	app *hearthapp.App
+	bot *hearth.Agent
 	ws  string
 	// clock is the model's time; advance it with tick.
 	clock time.Time
@@ -55,24 +55,16 @@ func newFixture(t testing.TB, w, h int) *fixture {
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
 	os.Mkdir(filepath.Join(ws, "docs"), 0o755)
 	os.WriteFile(filepath.Join(ws, "docs", "notes.md"), []byte("# notes\n"), 0o644)
-	a, err := hearthapp.New(context.Background(), hearthapp.Options{
-		Paths:     config.Paths{ConfigDir: home, DataDir: home},
-		Workspace: ws, Mode: "tui",
-		Provider: providers.Config{Kind: "ollama", BaseURL: srv.URL, Model: "m"},
-		Getenv:   func(string) string { return "" },
-	})
+	a := newAgent(t, srv, home, ws)
+	// The banner without the random parts (the port, the temp dir).
+	m, err := New(Options{Agent: a, ProviderKind: "ollama", ProviderURL: "http://127.0.0.1:11434",
+		NoColor: true, Theme: "dark", Width: w, Height: h, HistoryFile: filepath.Join(home, "history")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Options{App: a, NoColor: true, Theme: "dark", Width: w, Height: h, HistoryFile: filepath.Join(home, "history")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, m: m, srv: srv, app: a, ws: ws, clock: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	f := &fixture{t: t, m: m, srv: srv, bot: a, ws: ws, clock: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	m.now = func() time.Time { return f.clock }
 	m.stats.started = f.clock
-	// The banner without the random parts (the port, the temp dir).
-	a.ProviderConfig.BaseURL = "http://127.0.0.1:11434"
 	m.wsLabel = "~/project"
 	m.tr.clear()
 	m.banner()
@@ -82,6 +74,26 @@ func newFixture(t testing.TB, w, h int) *fixture {
 	})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return f
+}
+
+// newAgent is the runtime as `hearth` (the terminal UI's profile) builds it
+// for a workspace, against the fake server, with a store in home.
+func newAgent(t testing.TB, srv *llmtest.Server, home, ws string, mcp ...hearth.MCPServer) *hearth.Agent {
+	t.Helper()
+	st, err := session.Open(context.Background(), filepath.Join(home, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := hearth.New(hearth.Config{
+		Provider: ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1}), Model: "m",
+		Profile:   hearth.Profile{Name: "tui", Tools: []string{"*"}, System: hearth.DefaultSystemPrompt(ws)},
+		Workspace: ws, Sandbox: hearth.Sandbox{Home: home, TempRoot: home}, Store: st, Titles: true, MCPServers: mcp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func (f *fixture) tick(d time.Duration) { f.clock = f.clock.Add(d) }

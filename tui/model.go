@@ -7,15 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
-	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
@@ -44,7 +43,6 @@ type turnState struct {
 // approvalState is a call waiting for the user.
 type approvalState struct {
 	req    agent.Request
-	reply  chan agent.Answer
 	choice int
 	// denying: the user is typing a message to go with a denial.
 	denying bool
@@ -66,9 +64,14 @@ type stats struct {
 // Model is the terminal UI's Bubble Tea model. Create it with New; Run
 // runs it on the terminal.
 type Model struct {
-	opts Options
-	app  *hearthapp.App
-	now  func() time.Time
+	opts  Options
+	agent *hearth.Agent
+	now   func() time.Time
+	// turn is the running turn, which approvals answer (nil between
+	// turns); draftID is the session a new conversation will go to, made
+	// when a !command runs before its first message.
+	turn    *hearth.Turn
+	draftID string
 
 	width, height int
 	th            *theme
@@ -97,11 +100,9 @@ type Model struct {
 	model                   string
 	ctxLen, ctxUsed         int
 	mode                    agent.Mode
-	modeVal                 *atomic.Value
 
-	bridge   *bridge
-	approver *approver
-	jobs     *jobs
+	bridge *bridge
+	jobs   *jobs
 
 	job        jobKind
 	cancel     context.CancelFunc
@@ -134,17 +135,17 @@ type Model struct {
 	bottomH int
 }
 
-// New builds the model. o.App must be assembled (app.New).
+// New builds the model. o.Agent is required.
 func New(o Options) (*Model, error) {
-	if o.App == nil || o.App.Agent == nil {
-		return nil, errors.New("tui: no agent: assemble one with app.New first")
+	if o.Agent == nil {
+		return nil, errors.New("tui: no agent: build one with hearth.New first")
 	}
 	if o.Theme == "" {
 		o.Theme = "auto"
 	}
 	m := &Model{
 		opts:      o,
-		app:       o.App,
+		agent:     o.Agent,
 		now:       time.Now,
 		width:     80,
 		height:    24,
@@ -152,9 +153,8 @@ func New(o Options) (*Model, error) {
 		pastes:    map[string]string{},
 		tools:     map[string]*entry{},
 		sessionID: o.SessionID,
-		model:     o.App.Agent.Model,
-		mode:      o.App.Agent.Mode,
-		modeVal:   &atomic.Value{},
+		model:     o.Agent.Model(),
+		mode:      o.Agent.Mode(),
 		bridge:    newBridge(),
 		jobs:      &jobs{},
 		hist:      &history{path: o.HistoryFile},
@@ -162,19 +162,14 @@ func New(o Options) (*Model, error) {
 	if m.mode == "" {
 		m.mode = agent.ModeDefault
 	}
-	m.modeVal.Store(m.mode)
-	m.approver = &approver{b: m.bridge, mode: m.modeVal}
-	if o.App.ModelInfo != nil {
-		m.ctxLen = o.App.ModelInfo.ContextLength
-	}
-	if m.ctxLen == 0 {
-		m.ctxLen = o.App.Agent.ContextLength
+	if m.sessionID != "" {
+		m.mode = o.Agent.Session(m.sessionID).Mode()
 	}
 	if o.Width > 0 && o.Height > 0 {
 		m.width, m.height = o.Width, o.Height
 	}
-	if o.App.Workspace != nil {
-		m.wsLabel = homeRel(o.App.Workspace.Root())
+	if root := o.Agent.Workspace(); root != "" {
+		m.wsLabel = homeRel(root)
 	}
 	m.stats.started = time.Now()
 	m.input = newInput()
@@ -248,7 +243,6 @@ func (m *Model) resize() {
 
 // banner is the first item: who, where, how.
 func (m *Model) banner() {
-	pc := m.app.ProviderConfig
 	title := "Hearth"
 	if m.opts.Version != "" {
 		title += " " + m.opts.Version
@@ -258,7 +252,7 @@ func (m *Model) banner() {
 	if model == "" {
 		model = "(none: pick one with /model)"
 	}
-	lines = append(lines, m.th.muted.Render(fmt.Sprintf("%s %s · model %s", pc.Kind, pc.BaseURL, model)))
+	lines = append(lines, m.th.muted.Render(fmt.Sprintf("%s %s · model %s", m.opts.ProviderKind, m.opts.ProviderURL, model)))
 	if m.wsLabel != "" {
 		lines = append(lines, m.th.muted.Render("workspace "+m.wsLabel))
 	}
@@ -270,21 +264,21 @@ func (m *Model) banner() {
 // and file lists, the prompt history, the terminal's background colour,
 // and a resumed session.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.bridge.wait(), healthCmd(m.app.Provider), modelsCmd(m.app.Provider, false), m.hist.loadCmd()}
-	if m.app.Workspace != nil {
-		cmds = append(cmds, filesCmd(m.app.Workspace.Root()))
+	p := m.agent.Provider()
+	cmds := []tea.Cmd{m.bridge.wait(), healthCmd(p), modelsCmd(p, false), m.hist.loadCmd()}
+	if root := m.agent.Workspace(); root != "" {
+		cmds = append(cmds, filesCmd(root))
 	}
-	if m.app.Store != nil {
-		cmds = append(cmds, sessionsCmd(m.app.Store, false))
-		if m.sessionID != "" {
-			cmds = append(cmds, loadSessionCmd(m.app.Store, m.sessionID))
-		}
+	st := m.agent.Store()
+	cmds = append(cmds, sessionsCmd(st, false))
+	if m.sessionID != "" {
+		cmds = append(cmds, loadSessionCmd(st, m.sessionID))
 	}
 	if m.opts.Theme == "auto" && !m.opts.NoColor {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	if m.model != "" && m.ctxLen == 0 {
-		cmds = append(cmds, modelInfoCmd(m.app.Provider, m.model))
+		cmds = append(cmds, modelInfoCmd(p, m.model))
 	}
 	return tea.Batch(cmds...)
 }
@@ -333,8 +327,11 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		m.ticking = false
 	case eventMsg:
 		return m.event(msg.ev)
-	case approvalMsg:
-		return m.askApproval(msg)
+	case turnStartedMsg:
+		m.turn = msg.turn
+		if m.sessionID == "" {
+			m.sessionID = msg.turn.SessionID()
+		}
 	case turnDoneMsg:
 		return m.turnDone(msg)
 	case shellDoneMsg:
@@ -573,17 +570,34 @@ func (m *Model) cycleMode() {
 	m.setMode(next[m.mode])
 }
 
-// setMode switches the approval mode. A call waiting for approval that the
-// new mode decides on its own is answered at once.
+// setMode switches the approval mode: the session's, in the runtime, so
+// that a call waiting for approval that the new mode decides on its own is
+// answered at once (its result event then takes the prompt down).
 func (m *Model) setMode(mode agent.Mode) {
 	m.mode = mode
-	m.modeVal.Store(mode)
 	m.flash("Approval mode: " + modeLabel(mode))
-	if a := m.approval; a != nil {
-		if ans, ok := autoAnswer(mode, a.req.Kind); ok {
-			m.answer(ans)
+	if id := m.currentID(); id != "" {
+		if err := m.agent.Session(id).SetMode(mode); err != nil {
+			m.notice(noticeError, err.Error(), nil)
 		}
 	}
+	if a := m.approval; a != nil {
+		if ask, _ := agent.NeedsApproval(mode, a.req.Kind); !ask {
+			if a.denying {
+				m.input.SetValue(a.draft)
+			}
+			m.approval = nil
+		}
+	}
+}
+
+// currentID is the session the conversation goes to: the current one, or
+// the one made for a !command before the first message ("" when neither).
+func (m *Model) currentID() string {
+	if m.sessionID != "" {
+		return m.sessionID
+	}
+	return m.draftID
 }
 
 func modeLabel(m agent.Mode) string {
@@ -665,23 +679,28 @@ func (m *Model) startTurn(text string) tea.Cmd {
 		m.notice(noticeError, "No model chosen: pick one with /model NAME (/model lists them), or start hearth with --model.", nil)
 		return nil
 	}
-	if m.app.Store == nil {
-		m.notice(noticeError, "No session store: this UI needs one to keep the conversation.", nil)
-		return nil
-	}
 	m.tr.add(&userItem{text: text})
 	full := m.expandPastes(text)
 	if len(m.shellNotes) > 0 {
 		full = "Output of commands I ran:\n" + strings.Join(m.shellNotes, "\n") + "\n\n" + full
 		m.shellNotes = nil
 	}
-	ag := *m.app.Agent
-	ag.Mode, ag.Model, ag.Approver = m.mode, m.model, m.approver
-	if m.ctxLen > 0 {
-		ag.ContextLength = m.ctxLen
+	id := m.currentID()
+	if id == "" {
+		id = session.NewID()
+		m.draftID = id
 	}
-	spec := turnSpec{store: m.app.Store, agent: ag, sessionID: m.sessionID, provider: m.app.Provider.Kind(),
-		model: m.model, ws: m.app.Workspace, prompt: full}
+	// The session keeps the mode the user chose here, for this turn and
+	// the next.
+	if err := m.agent.Session(id).SetMode(m.mode); err != nil {
+		m.notice(noticeError, err.Error(), nil)
+		return nil
+	}
+	model := ""
+	if m.model != m.agent.Model() {
+		model = m.model
+	}
+	spec := turnSpec{agent: m.agent, sessionID: id, model: model, prompt: full}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.beginJob(jobTurn, cancel, "Thinking…")
 	m.cur = turnState{}
@@ -704,6 +723,7 @@ func (m *Model) endJob() {
 		m.stats.modelTime += m.now().Sub(m.jobStart)
 	}
 	m.job, m.cancel, m.cancelling = jobNone, nil, false
+	m.turn = nil
 	if m.approval != nil {
 		m.approval = nil
 	}
@@ -744,16 +764,22 @@ func (m *Model) shell(command string) tea.Cmd {
 	return m.startTick()
 }
 
+// shellTool is the session's run_shell_command (a new conversation gets
+// its session now: the command's temp files are the session's).
 func (m *Model) shellTool() tool.Tool {
-	if m.app.Tools == nil {
+	if m.agent.Workspace() == "" {
 		return nil
 	}
-	for _, t := range m.app.Tools.Tools {
-		if t.Spec().Name == "run_shell_command" {
-			return t
-		}
+	id := m.currentID()
+	if id == "" {
+		id = session.NewID()
+		m.draftID = id
 	}
-	return nil
+	t, ok := m.agent.Session(id).Tool("run_shell_command")
+	if !ok {
+		return nil
+	}
+	return t
 }
 
 func (m *Model) shellDone(msg shellDoneMsg) tea.Cmd {
@@ -768,10 +794,11 @@ func (m *Model) shellDone(msg shellDoneMsg) tea.Cmd {
 }
 
 func (m *Model) refreshFiles() tea.Cmd {
-	if m.app.Workspace == nil {
+	root := m.agent.Workspace()
+	if root == "" {
 		return nil
 	}
-	return filesCmd(m.app.Workspace.Root())
+	return filesCmd(root)
 }
 
 // ---- the turn's events ----
@@ -818,6 +845,9 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 			e.dirty = true
 		}
 		m.jobLabel = "Waiting for your approval"
+		kind, _ := m.agent.ToolKind(ev.Name)
+		m.approval = &approvalState{req: agent.Request{ID: ev.ID, Tool: ev.Name, Kind: kind, Args: ev.Args, Reason: ev.Reason}}
+		m.scroll = 0
 	case agent.EventToolOutput:
 		if e := m.tools[ev.ID]; e != nil {
 			it := e.it.(*toolItem)
@@ -933,6 +963,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	}
 	if msg.out != nil {
 		m.sessionID = msg.out.SessionID
+		m.draftID = ""
 	}
 	if msg.err != nil {
 		switch {
@@ -948,16 +979,6 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 }
 
 // ---- approvals ----
-
-func (m *Model) askApproval(msg approvalMsg) tea.Cmd {
-	if ans, ok := autoAnswer(m.mode, msg.req.Kind); ok {
-		msg.reply <- ans
-		return nil
-	}
-	m.approval = &approvalState{req: msg.req, reply: msg.reply}
-	m.scroll = 0
-	return nil
-}
 
 func (m *Model) approvalKey(msg tea.KeyPressMsg) tea.Cmd {
 	a := m.approval
@@ -999,14 +1020,24 @@ func (m *Model) choose(i int) {
 	}
 }
 
-// answer replies to the waiting call (the reply channel is buffered).
+// answer replies to the waiting call.
 func (m *Model) answer(ans agent.Answer) {
 	a := m.approval
 	if a == nil {
 		return
 	}
-	a.reply <- ans
 	m.approval = nil
+	if m.turn != nil {
+		var err error
+		if ans.Decision == agent.Deny {
+			err = m.turn.Deny(a.req.ID, ans.Message)
+		} else {
+			err = m.turn.Approve(a.req.ID, ans.Decision)
+		}
+		if err != nil { // answered meanwhile: by the mode, or the turn ended
+			return
+		}
+	}
 	if e := m.tools[a.req.ID]; e != nil && ans.Decision != agent.Deny {
 		it := e.it.(*toolItem)
 		it.state, it.start = toolRunning, m.now()
@@ -1049,7 +1080,7 @@ func (m *Model) recheck() tea.Cmd {
 		return nil
 	}
 	m.checking = true
-	p := m.app.Provider
+	p := m.agent.Provider()
 	return tea.Tick(5*time.Second, func(time.Time) tea.Msg {
 		return healthCmd(p)()
 	})

@@ -3,6 +3,8 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm/llmtest"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 // busyTurn puts the model in a running turn without a goroutine, so that
@@ -181,27 +182,34 @@ func TestEventTransitions(t *testing.T) {
 	}
 }
 
+// TestApprovalAnswers runs real turns: each answer given with the keys
+// reaches the runtime, which runs or refuses the call accordingly and, for
+// "allow always", does not ask again in the session.
 func TestApprovalAnswers(t *testing.T) {
 	cases := []struct {
-		name string
-		keys []string
-		text string
-		want agent.Answer
+		name   string
+		keys   []string
+		text   string
+		result string // what the model is told of the first call
+		always bool
 	}{
-		{"allow once", []string{"y"}, "", agent.Answer{Decision: agent.Allow}},
-		{"allow always", []string{"a"}, "", agent.Answer{Decision: agent.AllowAlways}},
-		{"deny", []string{"n"}, "", agent.Answer{Decision: agent.Deny}},
-		{"arrows and enter", []string{"down", "down", "enter"}, "", agent.Answer{Decision: agent.Deny}},
-		{"deny with a message", []string{"d"}, "use go vet instead", agent.Answer{Decision: agent.Deny, Message: "use go vet instead"}},
+		{"allow once", []string{"y"}, "", "ran-first", false},
+		{"allow always", []string{"a"}, "", "ran-first", true},
+		{"deny", []string{"n"}, "", "the user denied this call", false},
+		{"arrows and enter", []string{"down", "down", "enter"}, "", "the user denied this call", false},
+		{"deny with a message", []string{"d"}, "use go vet instead", "the user denied this call: use go vet instead", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 80, 30)
-			f.busyTurn()
-			f.events(agent.Event{Type: agent.EventToolCall, ID: "c1", Name: "run_shell_command", Args: json.RawMessage(`{"command":"go test"}`)},
-				agent.Event{Type: agent.EventApprovalRequired, ID: "c1", Name: "run_shell_command", Reason: "run `go test`"})
-			reply := make(chan agent.Answer, 1)
-			f.send(approvalMsg{req: agent.Request{ID: "c1", Tool: "run_shell_command", Kind: tool.Execute, Reason: "run `go test`"}, reply: reply})
+			f.srv.Enqueue("/api/chat",
+				llmtest.OllamaStream("m", llmtest.CallID("c1", "run_shell_command", `{"command":"echo ran-first"}`)),
+				llmtest.OllamaStream("m", llmtest.CallID("c2", "run_shell_command", `{"command":"echo ran-second"}`)),
+				llmtest.OllamaStream("m", llmtest.Text("done")),
+				llmtest.OllamaWhole("m", llmtest.Text("Echoes")))
+			f.typeText("go")
+			f.press("enter")
+			f.pump(func() bool { return f.m.approval != nil })
 			if !strings.Contains(f.screen(), "Allow run_shell_command?") {
 				t.Fatalf("no prompt:\n%s", f.screen())
 			}
@@ -210,47 +218,67 @@ func TestApprovalAnswers(t *testing.T) {
 				f.typeText(tc.text)
 				f.press("enter")
 			}
-			select {
-			case got := <-reply:
-				if got != tc.want {
-					t.Errorf("answer %+v, want %+v", got, tc.want)
-				}
-			default:
-				t.Fatalf("no answer; screen:\n%s", f.screen())
-			}
 			if f.m.approval != nil {
-				t.Error("the prompt is still up")
+				t.Fatal("the prompt is still up")
+			}
+			f.pump(func() bool { return f.m.approval != nil || f.m.job == jobNone })
+			switch {
+			case tc.always && f.m.approval != nil:
+				t.Fatal("asked again after allow always")
+			case !tc.always && f.m.approval == nil:
+				t.Fatal("not asked for the second call")
+			case !tc.always:
+				f.press("n")
+			}
+			f.pump(func() bool { return f.m.job == jobNone })
+			reqs := f.srv.RequestsTo("/api/chat")
+			if len(reqs) < 2 || !strings.Contains(string(reqs[1].Body), tc.result) {
+				t.Errorf("the model was not told %q", tc.result)
 			}
 		})
 	}
 }
 
+// TestModeSwitchAnswersAWaitingCall: switching the mode while a call waits
+// lets the runtime answer it by the new mode; plan mode refuses what is not
+// read-only without asking.
 func TestModeSwitchAnswersAWaitingCall(t *testing.T) {
 	f := newFixture(t, 80, 30)
-	f.busyTurn()
-	reply := make(chan agent.Answer, 1)
-	f.send(approvalMsg{req: agent.Request{ID: "c1", Tool: "edit", Kind: tool.Edit}, reply: reply})
+	f.srv.Enqueue("/api/chat",
+		llmtest.OllamaStream("m", llmtest.CallID("c1", "write_file", `{"file_path":"new.txt","content":"x"}`)),
+		llmtest.OllamaStream("m", llmtest.Text("written")),
+		llmtest.OllamaWhole("m", llmtest.Text("Writing")))
+	f.typeText("write it")
+	f.press("enter")
+	f.pump(func() bool { return f.m.approval != nil })
 	f.press("shift+tab") // default → auto_edit: edits run
 	if f.m.mode != agent.ModeAutoEdit {
 		t.Fatalf("mode %s", f.m.mode)
 	}
-	select {
-	case got := <-reply:
-		if got.Decision != agent.Allow {
-			t.Errorf("answer %+v", got)
-		}
-	default:
-		t.Fatal("the waiting edit was not answered")
+	f.pump(func() bool { return f.m.job == jobNone })
+	if b, err := os.ReadFile(filepath.Join(f.ws, "new.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("the waiting edit did not run: %q %v\n%s", b, err, f.screen())
 	}
-	f.press("shift+tab", "shift+tab")
+	f.press("shift+tab") // auto_edit → plan
+	if f.m.mode != agent.ModePlan {
+		t.Fatalf("mode %s", f.m.mode)
+	}
+	f.srv.Enqueue("/api/chat",
+		llmtest.OllamaStream("m", llmtest.CallID("c2", "run_shell_command", `{"command":"echo no"}`)),
+		llmtest.OllamaStream("m", llmtest.Text("ok")))
+	f.typeText("run it")
+	f.press("enter")
+	f.pump(func() bool { return f.m.approval != nil || f.m.job == jobNone })
+	if f.m.approval != nil {
+		t.Fatal("plan mode asked")
+	}
+	reqs := f.srv.RequestsTo("/api/chat")
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "plan mode allows read-only tools only") {
+		t.Errorf("plan mode did not refuse the command: %s", last)
+	}
+	f.press("shift+tab")
 	if f.m.mode != agent.ModeDefault {
 		t.Errorf("cycle ended at %s", f.m.mode)
-	}
-	// The approver answers by itself for the current mode.
-	f.m.modeVal.Store(agent.ModePlan)
-	ans, err := f.m.approver.Approve(context.Background(), agent.Request{Tool: "run_shell_command", Kind: tool.Execute})
-	if err != nil || ans.Decision != agent.Deny || !strings.Contains(ans.Message, "plan mode") {
-		t.Errorf("plan: %+v %v", ans, err)
 	}
 }
 
@@ -352,7 +380,7 @@ func TestCompletion(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 80, 24)
-			f.run(filesCmd(f.app.Workspace.Root()))
+			f.run(filesCmd(f.bot.Workspace()))
 			f.typeText(tc.typed)
 			if len(f.m.comp.items) == 0 || f.m.comp.items[0].label != tc.want {
 				t.Fatalf("offered %+v", f.m.comp.items)
@@ -476,7 +504,7 @@ func TestResumedFailure(t *testing.T) {
 	f.press("enter")
 	f.pump(func() bool { return f.m.job == jobNone })
 	id := f.m.sessionID
-	msgs, err := f.app.Store.Messages(context.Background(), id)
+	msgs, err := f.bot.Store().Messages(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +628,7 @@ func TestCompressCommand(t *testing.T) {
 	if s := f.screen(); !strings.Contains(s, "Compressed the session") {
 		t.Fatalf("%s", s)
 	}
-	msgs, err := f.app.Store.Messages(context.Background(), f.m.sessionID)
+	msgs, err := f.bot.Store().Messages(context.Background(), f.m.sessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +645,7 @@ func TestCompressCommand(t *testing.T) {
 
 func TestAttachOutsideTheWorkspace(t *testing.T) {
 	f := newFixture(t, 100, 30)
-	got, notes := attachFiles(f.app.Workspace, "look at @/etc/passwd and @main.go, please")
+	got, notes := attachFiles(f.bot.Files(), "look at @/etc/passwd and @main.go, please")
 	if !strings.Contains(got, "func main()") || strings.Contains(got, "root:") {
 		t.Errorf("prompt:\n%s", got)
 	}

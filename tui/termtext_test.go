@@ -14,7 +14,6 @@ import (
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 // sgr matches the colour and style sequences Hearth itself draws with.
@@ -60,7 +59,6 @@ func TestHostileTextIsStripped(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": cmd})
 	f.events(agent.Event{Type: agent.EventToolCall, ID: "c1", Name: "run_shell_command", Args: args},
 		agent.Event{Type: agent.EventApprovalRequired, ID: "c1", Name: "run_shell_command", Reason: "run `" + cmd + "`"})
-	f.send(approvalMsg{req: agent.Request{ID: "c1", Tool: "run_shell_command", Kind: tool.Execute, Reason: "run `" + cmd + "`"}, reply: make(chan agent.Answer, 1)})
 	assertNoControls(t, f, "approval")
 	if s := f.screen(); !strings.Contains(s, "│ run `echo hello  ") || !strings.Contains(s, "│ rm -rf ~ #[U+202E]`  ") || !strings.Contains(s, "echo hello rm -rf ~ #[U+202E]") {
 		t.Errorf("the approval does not show the whole command:\n%s", s)

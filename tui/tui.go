@@ -1,12 +1,14 @@
 // Package tui is Hearth's terminal UI: an interactive chat with the agent,
 // built on Bubble Tea.
 //
-// The agent runs on its own goroutine. Its events (the contract of package
-// agent: thinking, text, tool calls, approvals, results, usage, done) reach
-// the program as messages through a queue that never blocks the agent and
-// hands over everything queued at once, so a burst of small deltas costs one
-// update and one frame. Approvals block the agent's goroutine on a channel
-// until the user answers in the UI. Nothing in Update waits on I/O: the
+// A turn (hearth.Agent.NewTurn) runs on its own goroutine. Its events (the
+// contract of docs/events.md: thinking, text, tool calls, approvals, results,
+// usage, done) reach the program as messages through a queue that never
+// blocks the turn and hands over everything queued at once, so a burst of
+// small deltas costs one update and one frame. An approval waits in the
+// runtime until the user answers in the UI (Turn.Approve); the approval mode
+// is the session's, so switching it answers a waiting call the new mode
+// decides on its own. Nothing in Update waits on I/O: the
 // session store, the model server and the file system are reached from
 // commands and worker goroutines.
 //
@@ -28,15 +30,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	hearthapp "github.com/hearth-agent/hearth/app"
+	"github.com/hearth-agent/hearth"
 	syntax "github.com/hearth-agent/hearth/tui/internal/highlight"
 )
 
 // Options configure the terminal UI.
 type Options struct {
-	// App is the assembled agent (app.New): its Agent, Store, Provider,
-	// Tools and Workspace are what the UI drives. Required.
-	App *hearthapp.App
+	// Agent is the runtime the UI drives (hearth.New): its turns, sessions
+	// and store, its model server and workspace. Required.
+	Agent *hearth.Agent
+	// ProviderKind and ProviderURL describe the model server in the
+	// banner ("ollama", "http://127.0.0.1:11434").
+	ProviderKind, ProviderURL string
 	// SessionID resumes a stored session ("" starts a new one with the
 	// first message).
 	SessionID string

@@ -219,7 +219,7 @@ func (m *Model) statusLine() string {
 	}
 	sep := th.subtle.Render(" · ")
 	var items []string
-	items = append(items, th.muted.Render(m.app.ProviderConfig.Kind))
+	items = append(items, th.muted.Render(m.opts.ProviderKind))
 	model := m.model
 	if model == "" {
 		model = "no model"

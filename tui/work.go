@@ -17,8 +17,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
-	"github.com/hearth-agent/hearth/conversation"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
@@ -32,9 +32,12 @@ type (
 	// turnDoneMsg says the turn's goroutine finished (after the done
 	// event and the session title).
 	turnDoneMsg struct {
-		out *conversation.Outcome
+		out *hearth.Result
 		err error
 	}
+	// turnStartedMsg hands the program the turn that runs, to answer its
+	// approvals; it comes before the turn's first event.
+	turnStartedMsg struct{ turn *hearth.Turn }
 	// shellDoneMsg says a !command finished.
 	shellDoneMsg struct {
 		command, output string
@@ -108,31 +111,30 @@ func (j *jobs) waitFor(d time.Duration) bool {
 // turnSpec is what a turn needs, copied out of the model so that the
 // goroutine shares nothing with it.
 type turnSpec struct {
-	store     session.Store
-	agent     agent.Agent
+	agent     *hearth.Agent
 	sessionID string
-	provider  string
-	model     string
-	ws        *sandbox.Workspace
+	model     string // "" for the agent's
 	prompt    string
 }
 
-// runTurn runs one conversation turn on its own goroutine; its events and
-// the approvals it needs reach the program through b.
+// runTurn runs one conversation turn on its own goroutine; its events reach
+// the program through b, the turn itself first (to answer approvals).
 func runTurn(ctx context.Context, b *bridge, t turnSpec) {
-	prompt, notes := attachFiles(t.ws, t.prompt)
+	prompt, notes := attachFiles(t.agent.Files(), t.prompt)
 	for _, n := range notes {
 		b.send(noticeMsg{kind: noticeWarn, title: n})
 	}
-	root := ""
-	if t.ws != nil {
-		root = t.ws.Root()
+	turn := t.agent.NewTurn(ctx, hearth.Request{SessionID: t.sessionID, Message: prompt, Model: t.model})
+	b.send(turnStartedMsg{turn})
+	for ev := range turn.Events() {
+		b.send(eventMsg{ev})
 	}
-	turn := &conversation.Turn{Store: t.store, Agent: &t.agent, Prompt: llm.Message{Content: prompt}, Titles: true,
-		Session: session.Session{ID: t.sessionID, Provider: t.provider, Model: t.model, Workspace: root}}
-	out, err := turn.Run(ctx, func(ev agent.Event) { b.send(eventMsg{ev}) })
-	if out != nil && t.store != nil {
-		if s, gerr := t.store.Get(context.WithoutCancel(ctx), out.SessionID); gerr == nil {
+	out, err := turn.Result()
+	if out != nil {
+		if err != nil && err == out.Err {
+			err = nil // the turn's failure: its events said it
+		}
+		if s, gerr := t.agent.Store().Get(context.WithoutCancel(ctx), out.SessionID); gerr == nil {
 			b.send(sessionTitleMsg{id: s.ID, title: s.Title})
 		}
 	}
@@ -264,7 +266,8 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\
 // compressSession summarises the older part of a stored session, as the
 // agent does on its own near the context limit, and says how large the
 // history was before and after (estimated tokens).
-func compressSession(ctx context.Context, st session.Store, a *agent.Agent, id string) (before, after int, err error) {
+func compressSession(ctx context.Context, st session.Store, sess *hearth.Session, model string, window int) (before, after int, err error) {
+	id := sess.ID()
 	size := func() int {
 		msgs, err := st.Messages(ctx, id)
 		if err != nil {
@@ -274,13 +277,13 @@ func compressSession(ctx context.Context, st session.Store, a *agent.Agent, id s
 	}
 	before = size()
 	keep := 2048
-	if a.ContextLength > 0 {
-		keep = max(a.ContextLength/5, 512)
+	if window > 0 {
+		keep = max(window/5, 512)
 	}
 	if before <= keep {
 		keep = before / 3
 	}
-	if err := conversation.Compress(ctx, st, a, id, keep); err != nil {
+	if err := sess.Compress(ctx, model, keep); err != nil {
 		return before, before, err
 	}
 	return before, size(), nil

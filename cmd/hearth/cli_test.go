@@ -10,7 +10,7 @@ import (
 func TestUnknownCommand(t *testing.T) {
 	tr := newTranscript()
 	for _, args := range [][]string{{"rn", "hi"}, {"sessions", "lst"}, {"what does this project do?"}} {
-		code, out, errOut := hearth(t, nil, args...)
+		code, out, errOut := runHearth(t, nil, args...)
 		tr.add(args, code, out, errOut)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d", args, code)
@@ -38,7 +38,7 @@ func TestBadBaseURL(t *testing.T) {
 		for k, v := range c.env {
 			env[k] = v
 		}
-		code, out, errOut := hearth(t, env, c.args...)
+		code, out, errOut := runHearth(t, env, c.args...)
 		var vars []string
 		for k, v := range c.env {
 			vars = append(vars, k+"="+v)
@@ -53,7 +53,7 @@ func TestBadBaseURL(t *testing.T) {
 
 // TestHelpTypesAndPlaceholders: flags show their types and placeholders.
 func TestHelpTypesAndPlaceholders(t *testing.T) {
-	_, out, _ := hearth(t, nil, "--help")
+	_, out, _ := runHearth(t, nil, "--help")
 	for _, want := range []string{"-p, --prompt PROMPT ", "--max-turns int ", "--timeout duration ", "--context ID ", "--base-url URL ", "HEARTH_LOG ", "HEARTH_LOG_FORMAT "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
@@ -64,13 +64,13 @@ func TestHelpTypesAndPlaceholders(t *testing.T) {
 	}
 	// The environment is still the default, and bad values still say so.
 	env := map[string]string{"HEARTH_MAX_TURNS": "many"}
-	if code, _, errOut := hearth(t, env, "run", "hi"); code != exitUsage || !strings.Contains(errOut, `HEARTH_MAX_TURNS="many": want a positive number`) {
+	if code, _, errOut := runHearth(t, env, "run", "hi"); code != exitUsage || !strings.Contains(errOut, `HEARTH_MAX_TURNS="many": want a positive number`) {
 		t.Errorf("HEARTH_MAX_TURNS: %d %q", code, errOut)
 	}
-	if code, _, errOut := hearth(t, nil, "run", "--timeout", "soon", "hi"); code != exitUsage || !strings.Contains(errOut, `--timeout "soon": want a duration such as 10m`) {
+	if code, _, errOut := runHearth(t, nil, "run", "--timeout", "soon", "hi"); code != exitUsage || !strings.Contains(errOut, `--timeout "soon": want a duration such as 10m`) {
 		t.Errorf("--timeout: %d %q", code, errOut)
 	}
-	if code, _, errOut := hearth(t, map[string]string{"HEARTH_TIMEOUT": "-1s"}, "-p", "hi"); code != exitUsage || !strings.Contains(errOut, `HEARTH_TIMEOUT="-1s": want a duration such as 10m`) {
+	if code, _, errOut := runHearth(t, map[string]string{"HEARTH_TIMEOUT": "-1s"}, "-p", "hi"); code != exitUsage || !strings.Contains(errOut, `HEARTH_TIMEOUT="-1s": want a duration such as 10m`) {
 		t.Errorf("HEARTH_TIMEOUT: %d %q", code, errOut)
 	}
 }

@@ -32,7 +32,7 @@ func TestFailedRunIsKeptAndRetried(t *testing.T) {
 	step := func(env map[string]string, args ...string) (int, string, string) {
 		t.Helper()
 		env["HEARTH_HOME"] = home
-		code, out, errOut := hearth(t, env, args...)
+		code, out, errOut := runHearth(t, env, args...)
 		var vars []string
 		if v := env["OLLAMA_HOST"]; v != "" {
 			vars = append(vars, "OLLAMA_HOST="+v)

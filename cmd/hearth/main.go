@@ -27,9 +27,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	hearthapp "github.com/hearth-agent/hearth/app"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/providers"
@@ -279,16 +279,16 @@ func (a *app) stderr() *errLines {
 }
 
 // appOptions gathers what every mode needs to assemble an agent.
-func (a *app) appOptions(mode string) (hearthapp.Options, error) {
+func (a *app) appOptions(mode string) (loader.Options, error) {
 	pf, err := a.providerFlags()
 	if err != nil {
-		return hearthapp.Options{}, err
+		return loader.Options{}, err
 	}
 	paths, err := config.DefaultPaths(a.getenv)
 	if err != nil {
-		return hearthapp.Options{}, usageError{err}
+		return loader.Options{}, usageError{err}
 	}
-	return hearthapp.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
+	return loader.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
 		Provider: pf, Getenv: a.getenv, Log: a.logger(),
 		// Settings a project's config could not make, as sentences.
 		Warn: func(s string) { a.stderr().Line("hearth: " + s) }}, nil
@@ -300,7 +300,7 @@ func (a *app) provider() (llm.Provider, providers.Config, error) {
 	if err != nil {
 		return nil, providers.Config{}, err
 	}
-	p, pc, err := hearthapp.ProviderOnly(o)
+	p, pc, err := loader.ProviderOnly(o)
 	if err != nil {
 		return nil, pc, usageError{err}
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 )
 
-// hearth runs the command in-process with the given environment.
-func hearth(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+// runHearth runs the command in-process with the given environment.
+func runHearth(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return env[k] }
@@ -35,11 +35,11 @@ func fakeOllama(t *testing.T) *llmtest.Server {
 }
 
 func TestVersionAndHelp(t *testing.T) {
-	code, out, _ := hearth(t, nil, "--version")
+	code, out, _ := runHearth(t, nil, "--version")
 	if code != 0 || !strings.HasPrefix(out, "hearth 0.") {
 		t.Errorf("--version: %d %q", code, out)
 	}
-	code, out, _ = hearth(t, nil, "--help")
+	code, out, _ = runHearth(t, nil, "--help")
 	for _, want := range []string{"doctor", "models", "OLLAMA_HOST", "OPENAI_API_KEY", "--provider", "--base-url", "--model", "--api-key"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
@@ -52,12 +52,12 @@ func TestVersionAndHelp(t *testing.T) {
 
 func TestUsageErrorsExit2(t *testing.T) {
 	for _, args := range [][]string{{"bogus"}, {"--no-such-flag"}, {"--provider", "foo", "models"}, {"models", "extra"}} {
-		code, _, errOut := hearth(t, nil, args...)
+		code, _, errOut := runHearth(t, nil, args...)
 		if code != exitUsage || !strings.Contains(errOut, "hearth --help") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 	}
-	code, _, errOut := hearth(t, map[string]string{"HEARTH_NUM_CTX": "lots"}, "models")
+	code, _, errOut := runHearth(t, map[string]string{"HEARTH_NUM_CTX": "lots"}, "models")
 	if code != exitUsage || !strings.Contains(errOut, "HEARTH_NUM_CTX") {
 		t.Errorf("bad HEARTH_NUM_CTX: exit %d, %q", code, errOut)
 	}
@@ -65,7 +65,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 
 func TestModels(t *testing.T) {
 	srv := fakeOllama(t)
-	code, out, errOut := hearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models")
+	code, out, errOut := runHearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -79,7 +79,7 @@ func TestModels(t *testing.T) {
 	if !strings.Contains(lines[2], "2048/4096") {
 		t.Errorf("tiny row: %q", lines[2])
 	}
-	code, out, _ = hearth(t, nil, "--base-url", srv.URL, "models", "--json")
+	code, out, _ = runHearth(t, nil, "--base-url", srv.URL, "models", "--json")
 	var models []map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &models) != nil || len(models) != 2 {
 		t.Fatalf("--json: %d %s", code, out)
@@ -89,7 +89,7 @@ func TestModels(t *testing.T) {
 func TestModelsOpenAI(t *testing.T) {
 	srv := fakeOllama(t)
 	env := map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "sk-x"}
-	code, out, errOut := hearth(t, env, "models")
+	code, out, errOut := runHearth(t, env, "models")
 	if code != 0 || !strings.Contains(out, "qwen3:4b") || !strings.Contains(out, "?") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -103,7 +103,7 @@ func TestDoctor(t *testing.T) {
 	srv.Always("/api/chat", llmtest.OllamaStream("qwen3:4b", llmtest.Thinking("ok"), llmtest.Text("ready")))
 	env := map[string]string{"OLLAMA_HOST": srv.URL}
 
-	code, out, _ := hearth(t, env, "doctor", "--model", "qwen3:4b")
+	code, out, _ := runHearth(t, env, "doctor", "--model", "qwen3:4b")
 	if code != 0 || !strings.Contains(out, "Ready") || !strings.Contains(out, "✓ chat") {
 		t.Errorf("ready: exit %d\n%s", code, out)
 	}
@@ -111,17 +111,17 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("colors written to a non-terminal:\n%q", out)
 	}
 
-	code, out, _ = hearth(t, env, "doctor", "--model", "missing")
+	code, out, _ = runHearth(t, env, "doctor", "--model", "missing")
 	if code != exitFailed || !strings.Contains(out, "ollama pull missing") || !strings.Contains(out, "Not ready") {
 		t.Errorf("missing model: exit %d\n%s", code, out)
 	}
 
-	code, out, _ = hearth(t, env, "doctor")
+	code, out, _ = runHearth(t, env, "doctor")
 	if code != exitFailed || !strings.Contains(out, "--model qwen3:4b") {
 		t.Errorf("no model: exit %d\n%s", code, out)
 	}
 
-	code, out, _ = hearth(t, env, "doctor", "-m", "tiny", "--no-chat", "--json")
+	code, out, _ = runHearth(t, env, "doctor", "-m", "tiny", "--no-chat", "--json")
 	var r struct {
 		Ready  bool
 		Checks []struct{ Name, Status, Detail, Fix string }
@@ -138,7 +138,7 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 
-	code, out, _ = hearth(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "doctor")
+	code, out, _ = runHearth(t, map[string]string{"OLLAMA_HOST": "127.0.0.1:1"}, "doctor")
 	if code != exitFailed || !strings.Contains(out, "ollama serve") {
 		t.Errorf("unreachable: exit %d\n%s", code, out)
 	}
@@ -216,7 +216,7 @@ func TestColors(t *testing.T) {
 
 func TestEnvKnobs(t *testing.T) {
 	for _, kv := range [][2]string{{"HEARTH_IDLE_TIMEOUT", "soon"}, {"HEARTH_IMPLICIT_THINK", "maybe"}} {
-		code, _, errOut := hearth(t, map[string]string{kv[0]: kv[1]}, "models")
+		code, _, errOut := runHearth(t, map[string]string{kv[0]: kv[1]}, "models")
 		if code != exitUsage || !strings.Contains(errOut, kv[0]) {
 			t.Errorf("%s=%s: exit %d %q", kv[0], kv[1], code, errOut)
 		}
@@ -240,7 +240,7 @@ func TestAuth(t *testing.T) {
 	if v, err := s.Get("vllm"); err != nil || v != "sk-secret" {
 		t.Errorf("%q %v (%s)", v, err, errb.String())
 	}
-	if code, _, _ := hearth(t, env, "auth", "rm", "vllm"); code != 0 {
+	if code, _, _ := runHearth(t, env, "auth", "rm", "vllm"); code != 0 {
 		t.Errorf("rm: %d", code)
 	}
 	if _, err := s.Get("vllm"); err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/mcp"
 )
@@ -65,7 +66,7 @@ what it offers, then stopped. Exit code 1 when a server does not start.`,
 			if err != nil {
 				return usageError{err}
 			}
-			servers := mcp.FromConfig(cfg.MCPServers)
+			servers := loader.MCPServers(cfg.MCPServers)
 			if len(servers) == 0 {
 				fmt.Fprintf(a.io.err, "No MCP servers configured: add one with `hearth mcp add NAME -- COMMAND ARGS…` or `hearth mcp add NAME URL`.\n")
 				if asJSON {
@@ -324,7 +325,7 @@ func (a *app) editMCPConfig(name string, s *serverTOML, force bool) error {
 			d, _ := time.ParseDuration(s.Timeout)
 			w.Timeout = config.Duration(d)
 		}
-		if err := mcp.FromConfig(map[string]config.MCPServer{name: w})[0].Validate(); err != nil {
+		if err := loader.MCPServers(map[string]config.MCPServer{name: w})[0].Validate(); err != nil {
 			return usageError{err}
 		}
 		want = &w

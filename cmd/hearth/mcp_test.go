@@ -86,11 +86,11 @@ func TestMCPAddListRemove(t *testing.T) {
 	file := filepath.Join(home, "config.toml")
 	os.WriteFile(file, []byte(userConfig), 0o640)
 
-	code, _, errOut := hearth(t, env, "mcp", "add", "fs", "--env", "ROOT=$HOME/notes", "--exclude", "write_*", "--timeout", "45s", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp")
+	code, _, errOut := runHearth(t, env, "mcp", "add", "fs", "--env", "ROOT=$HOME/notes", "--exclude", "write_*", "--timeout", "45s", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp")
 	if code != 0 || !strings.Contains(errOut, "added MCP server fs") {
 		t.Fatalf("add: %d %s", code, errOut)
 	}
-	code, _, errOut = hearth(t, env, "mcp", "add", "docs", "https://example.com/mcp", "--header", "Authorization=Bearer $DOCS_TOKEN")
+	code, _, errOut = runHearth(t, env, "mcp", "add", "docs", "https://example.com/mcp", "--header", "Authorization=Bearer $DOCS_TOKEN")
 	if code != 0 {
 		t.Fatalf("add url: %d %s", code, errOut)
 	}
@@ -114,10 +114,10 @@ func TestMCPAddListRemove(t *testing.T) {
 	}
 
 	// Twice is refused; --force replaces.
-	if code, _, errOut := hearth(t, env, "mcp", "add", "fs", "--", "other"); code != exitUsage || !strings.Contains(errOut, "--force") {
+	if code, _, errOut := runHearth(t, env, "mcp", "add", "fs", "--", "other"); code != exitUsage || !strings.Contains(errOut, "--force") {
 		t.Errorf("add twice: %d %s", code, errOut)
 	}
-	if code, _, errOut := hearth(t, env, "mcp", "add", "fs", "--force", "--", "other"); code != 0 {
+	if code, _, errOut := runHearth(t, env, "mcp", "add", "fs", "--force", "--", "other"); code != 0 {
 		t.Errorf("--force: %d %s", code, errOut)
 	}
 	cfg, _ = config.ReadFile(file)
@@ -125,7 +125,7 @@ func TestMCPAddListRemove(t *testing.T) {
 		t.Errorf("replaced: %+v", cfg.MCPServers["fs"])
 	}
 
-	code, out, _ := hearth(t, env, "mcp", "list", "--no-connect")
+	code, out, _ := runHearth(t, env, "mcp", "list", "--no-connect")
 	for _, want := range []string{"docs", "http", "https://example.com/mcp", "fs", "stdio", "other", "keep", "gone"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
@@ -136,7 +136,7 @@ func TestMCPAddListRemove(t *testing.T) {
 	}
 
 	for _, name := range []string{"fs", "docs", "gone"} {
-		if code, _, errOut := hearth(t, env, "mcp", "rm", name); code != 0 {
+		if code, _, errOut := runHearth(t, env, "mcp", "rm", name); code != 0 {
 			t.Errorf("rm %s: %d %s", name, code, errOut)
 		}
 	}
@@ -145,7 +145,7 @@ func TestMCPAddListRemove(t *testing.T) {
 	if string(data) != want {
 		t.Errorf("after add and rm:\n%s\nwant:\n%s", data, want)
 	}
-	if code, _, errOut := hearth(t, env, "mcp", "rm", "fs"); code != exitUsage || !strings.Contains(errOut, `no MCP server "fs"`) {
+	if code, _, errOut := runHearth(t, env, "mcp", "rm", "fs"); code != exitUsage || !strings.Contains(errOut, `no MCP server "fs"`) {
 		t.Errorf("rm twice: %d %s", code, errOut)
 	}
 }
@@ -160,7 +160,7 @@ func TestMCPAddUsage(t *testing.T) {
 		{"mcp", "add", "x", "--header", "A=b", "--", "npx"},
 		{"mcp", "add", "x", "http://h/mcp", "--env", "A=b"},
 	} {
-		if code, _, errOut := hearth(t, env, args...); code != exitUsage {
+		if code, _, errOut := runHearth(t, env, args...); code != exitUsage {
 			t.Errorf("%v: %d %s", args, code, errOut)
 		}
 	}
@@ -168,7 +168,7 @@ func TestMCPAddUsage(t *testing.T) {
 		t.Error("a refused add wrote the file")
 	}
 	// A new file is made, readable by its owner only.
-	if code, _, errOut := hearth(t, env, "mcp", "add", "x", "--", "npx", "y"); code != 0 {
+	if code, _, errOut := runHearth(t, env, "mcp", "add", "x", "--", "npx", "y"); code != 0 {
 		t.Fatal(errOut)
 	}
 	fi, err := os.Stat(filepath.Join(env["HEARTH_HOME"], "config.toml"))
@@ -185,14 +185,14 @@ func TestMCPListConnects(t *testing.T) {
 		cfg += "\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [\"" + filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js") + "\", \"stdio\"]\n"
 	}
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
-	code, out, _ := hearth(t, env, "mcp", "list", "--tools", "-w", home)
+	code, out, _ := runHearth(t, env, "mcp", "list", "--tools", "-w", home)
 	if code != exitFailed || !strings.Contains(out, "ghost") || !strings.Contains(out, "failed") || !strings.Contains(out, "not installed or not on PATH") {
 		t.Errorf("%d\n%s", code, out)
 	}
 	if os.Getenv("HEARTH_MCP_SERVERS") != "" && (!strings.Contains(out, "everything__echo") || !strings.Contains(out, "ready")) {
 		t.Errorf("everything:\n%s", out)
 	}
-	code, out, _ = hearth(t, env, "mcp", "list", "--json", "-w", home)
+	code, out, _ = runHearth(t, env, "mcp", "list", "--json", "-w", home)
 	var st []map[string]any
 	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st) == 0 || st[len(st)-1]["name"] != "ghost" || st[len(st)-1]["state"] != "failed" {
 		t.Errorf("%d %v %s", code, err, out)

@@ -14,13 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
-	hearthapp "github.com/hearth-agent/hearth/app"
-	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
-	"github.com/hearth-agent/hearth/tool"
 )
 
 // maxStdin bounds the piped context read from standard input.
@@ -274,12 +273,13 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		return err
 	}
 	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
-	h, err := newApp(ctx, o)
+	bot, l, err := start(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	if h.ProviderConfig.Model == "" {
+	defer l.Close()
+	defer bot.Close()
+	if l.ProviderConfig.Model == "" {
 		return usageError{errors.New("no model chosen: use --model (or HEARTH_MODEL, or model in the config); `hearth models` lists them")}
 	}
 
@@ -289,7 +289,6 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		runCtx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	h.LearnModel(runCtx)
 
 	// timedOut says whether the run reached its time limit (and was not
 	// interrupted by the user as well).
@@ -297,28 +296,24 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	out := newPrinter(a, f.format)
 	// Nothing can answer an approval here: a call that needs one is
 	// refused, and the view says so, with the flag that would allow it.
-	out.view.refuses = h.Agent.Approver == nil
-	out.view.mode = h.Agent.Mode
-	out.view.kindOf = func(name string) (tool.Kind, bool) {
-		if h.Agent.Tools == nil {
-			return 0, false
-		}
-		t, ok := h.Agent.Tools.Get(name)
-		if !ok {
-			return 0, false
-		}
-		return t.Kind(), true
-	}
+	out.view.refuses = true
+	out.view.mode = bot.Mode()
+	out.view.kindOf = bot.ToolKind
 	out.timeout = func(sessionID string) error {
 		if !timedOut() {
 			return nil
 		}
 		return &timeoutError{limit: f.timeout, fromEnv: f.timeoutFromEnv, session: sessionID}
 	}
-	turn := &conversation.Turn{Store: h.Store, Agent: h.Agent, Prompt: llm.Message{Content: prompt}, Retry: retry, Titles: true, Log: o.Log,
-		Session: session.Session{ID: f.session, Provider: h.Provider.Kind(), Model: h.ProviderConfig.Model, Workspace: h.Workspace.Root()}}
-	res, err := turn.Run(runCtx, out.event)
-	if errors.Is(err, conversation.ErrNothingToRetry) {
+	turn := bot.NewTurn(runCtx, hearth.Request{SessionID: f.session, Message: prompt, Retry: retry, Unattended: true})
+	for ev := range turn.Events() {
+		out.event(ev)
+	}
+	res, err := turn.Result()
+	if res != nil && res.Err != nil && err == res.Err {
+		err = nil // the turn's failure, reported as such below: not the store's
+	}
+	if errors.Is(err, hearth.ErrNothingToRetry) {
 		if errors.Is(err, session.ErrNotFound) {
 			return usageError{fmt.Errorf("no prompt, and no session %s to run again: give a prompt (hearth run --context %s \"…\")", f.session, f.session)}
 		}
@@ -341,10 +336,10 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	case res.Reason == agent.DoneCancelled && timedOut():
 		fail = out.timeout(res.SessionID)
 	case res.Reason == agent.DoneMaxTurns:
-		fail = &turnLimit{fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(h), res.SessionID)}
+		fail = &turnLimit{fmt.Errorf("stopped at the turn limit (%d model calls) before an answer; continue with --context %s, or raise --max-turns", maxTurnsOf(l), res.SessionID)}
 	}
 	if res.Reason == agent.DoneError && f.rerun != nil {
-		out.kept = a.keptNote(h, res, f.rerun)
+		out.kept = a.keptNote(bot, res, f.rerun)
 	}
 	out.finish(res, err, fail)
 	switch {
@@ -365,21 +360,21 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 // keptNote says, after a turn that failed, what the session kept and the
 // command that goes on with it: the same message again when the model
 // answered nothing (a server that could not be reached), else a new one.
-func (a *app) keptNote(h *hearthapp.App, res *conversation.Outcome, rerun func(string) string) string {
+func (a *app) keptNote(bot *hearth.Agent, res *hearth.Result, rerun func(string) string) string {
 	id := res.SessionID
 	if len(res.Messages) > 0 {
 		return fmt.Sprintf("hearth: session %s keeps what happened; continue it with: %s \"…\"", id, rerun(id))
 	}
 	title := ""
-	if s, err := h.Store.Get(context.Background(), id); err == nil && s.Title != "" {
+	if s, err := bot.Store().Get(context.Background(), id); err == nil && s.Title != "" {
 		title = fmt.Sprintf(" (%q)", s.Title)
 	}
 	return fmt.Sprintf("hearth: your message is kept in session %s%s; to run it again: %s", id, termtext.String(title), rerun(id))
 }
 
-func maxTurnsOf(h *hearthapp.App) int {
-	if h.Agent.MaxTurns > 0 {
-		return h.Agent.MaxTurns
+func maxTurnsOf(l *loader.Loaded) int {
+	if l.Profile.MaxTurns > 0 {
+		return l.Profile.MaxTurns
 	}
 	return agent.DefaultMaxTurns
 }
@@ -528,7 +523,7 @@ type jsonErrorInfo struct {
 // finish writes what comes at the end of the turn: the answer (ending in a
 // line break), then on stderr the token usage (with --verbose) and what
 // went wrong.
-func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
+func (p *printer) finish(res *hearth.Result, storeErr, fail error) {
 	defer p.w.Flush()
 	p.view.end()
 	switch p.format {
@@ -577,16 +572,17 @@ func (p *printer) finish(res *conversation.Outcome, storeErr, fail error) {
 	}
 }
 
-// newApp assembles Hearth for a command. A mistake in the configuration (a
-// flag, a variable, a config file) is a usage error: exit code 2.
-func newApp(ctx context.Context, o hearthapp.Options) (*hearthapp.App, error) {
-	h, err := hearthapp.New(ctx, o)
+// start loads the configuration and builds the agent for a command. A
+// mistake in the configuration (a flag, a variable, a config file) is a
+// usage error: exit code 2. Close the agent, then the Loaded.
+func start(ctx context.Context, o loader.Options) (*hearth.Agent, *loader.Loaded, error) {
+	bot, l, err := loader.Start(ctx, o)
 	if err != nil {
-		var ce hearthapp.ConfigError
+		var ce loader.ConfigError
 		if errors.As(err, &ce) {
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return h, nil
+	return bot, l, nil
 }

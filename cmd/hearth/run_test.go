@@ -30,7 +30,7 @@ func newRunEnv(t *testing.T) *runEnv {
 
 func (r *runEnv) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	return hearth(t, r.env, append([]string{"-m", "m", "-w", r.ws}, args...)...)
+	return runHearth(t, r.env, append([]string{"-m", "m", "-w", r.ws}, args...)...)
 }
 
 // hostile holds what a model steered by prompt injection writes to attack
@@ -254,11 +254,11 @@ func TestRunInterruptIsNotATimeout(t *testing.T) {
 func TestAPIKeyFlagWarns(t *testing.T) {
 	srv := fakeOllama(t)
 	const warning = "hearth: warning: a key given with --api-key can be read by every process on this machine"
-	code, _, errOut := hearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "--api-key", "sk-secret", "models")
+	code, _, errOut := runHearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "--api-key", "sk-secret", "models")
 	if code != 0 || strings.Count(errOut, warning) != 1 || !strings.Contains(errOut, "HEARTH_API_KEY") || !strings.Contains(errOut, "api_key_env") || strings.Contains(errOut, "sk-secret") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	code, _, errOut = hearth(t, map[string]string{"OLLAMA_HOST": srv.URL, "HEARTH_API_KEY": "sk-secret"}, "models")
+	code, _, errOut = runHearth(t, map[string]string{"OLLAMA_HOST": srv.URL, "HEARTH_API_KEY": "sk-secret"}, "models")
 	if code != 0 || errOut != "" {
 		t.Errorf("from the environment: exit %d, stderr %q", code, errOut)
 	}
@@ -267,12 +267,12 @@ func TestAPIKeyFlagWarns(t *testing.T) {
 func TestListsStripServerText(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.AddModel(llmtest.Model{Name: "evil\x1b]0;pwned\x07:latest", Capabilities: []string{"completion"}, ContextLength: 4096})
-	code, out, _ := hearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models")
+	code, out, _ := runHearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models")
 	if code != 0 || !strings.Contains(out, "evil:latest") {
 		t.Errorf("models: %d %q", code, out)
 	}
 	noControls(t, "models", out)
-	code, out, _ = hearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models", "--json")
+	code, out, _ = runHearth(t, map[string]string{"OLLAMA_HOST": srv.URL}, "models", "--json")
 	if code != 0 || !strings.Contains(out, `evil\u001b]0;pwned\u0007:latest`) {
 		t.Errorf("models --json: %d %q", code, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hearth-agent/hearth/mcp"
 	"log/slog"
 	"net"
 	"net/http"
@@ -98,12 +97,12 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	h, err := newApp(ctx, o)
+	bot, l, err := start(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	h.LearnModel(ctx)
+	defer l.Close()
+	defer bot.Close()
 
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
@@ -125,9 +124,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 	}
 	log := o.Log
-	api, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, AllowedHosts: hosts, AllowedOrigins: f.allowOrigins,
-		MaxBodyBytes: f.maxBody, Workspace: h.Workspace.Root(), ProviderURL: h.ProviderConfig.BaseURL, Titles: true,
-		Version: buildinfo.Version, Log: log, MCP: mcpStatus(h.MCP)})
+	api, err := server.New(bot, server.Options{Token: token, AllowedHosts: hosts, AllowedOrigins: f.allowOrigins,
+		MaxBodyBytes: f.maxBody, ProviderURL: l.ProviderConfig.BaseURL, Version: buildinfo.Version, Log: log})
 	if err != nil {
 		return usageError{err}
 	}
@@ -136,16 +134,16 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 
 	w := a.io.out
 	fmt.Fprintf(w, "Hearth is serving its API and web UI at %s\n", browse)
-	if m := h.ProviderConfig.Model; m != "" {
-		fmt.Fprintf(w, "  model     %s (%s at %s)\n", m, h.ProviderConfig.Kind, h.ProviderConfig.BaseURL)
+	if m := l.ProviderConfig.Model; m != "" {
+		fmt.Fprintf(w, "  model     %s (%s at %s)\n", m, l.ProviderConfig.Kind, l.ProviderConfig.BaseURL)
 	} else {
 		fmt.Fprintf(w, "  model     none chosen: clients must name one per turn (or restart with --model)\n")
 	}
-	mode := string(h.Agent.Mode)
+	mode := string(bot.Mode())
 	if mode == "" {
 		mode = string(agent.ModeDefault)
 	}
-	fmt.Fprintf(w, "  tools     %s (approval mode %s)\n", strings.Join(h.Agent.Tools.Names(), ", "), mode)
+	fmt.Fprintf(w, "  tools     %s (approval mode %s)\n", strings.Join(bot.Tools(), ", "), mode)
 	fmt.Fprintf(w, "  token     %s\n", where)
 	fmt.Fprintf(w, "Open the web UI:\n  %s/?token=%s\n", browse, url.QueryEscape(token))
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
@@ -194,13 +192,4 @@ func (a *app) apiToken(paths config.Paths) (token, where string, err error) {
 		return tok, "new, kept in " + path + " (readable by you only)", nil
 	}
 	return tok, "kept in " + path, nil
-}
-
-// mcpStatus is the MCP servers' state for the API's health (nil when none
-// is configured).
-func mcpStatus(m *mcp.Manager) func() []mcp.ServerStatus {
-	if m == nil {
-		return nil
-	}
-	return m.Status
 }

@@ -68,21 +68,24 @@ func (a *app) runTUI(ctx context.Context) error {
 	// itself, and --verbose is for headless runs.
 	o.Log = nil
 	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
-	h, err := newApp(ctx, o)
+	bot, l, err := start(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer l.Close()
+	defer bot.Close()
 	// The UI learns the model's context window itself, without making
 	// the user wait for the server before the screen opens.
 	res, err := tui.Run(ctx, tui.Options{
-		App:         h,
-		SessionID:   f.session,
-		Theme:       a.tui.theme,
-		NoColor:     a.getenv("NO_COLOR") != "" || a.getenv("TERM") == "dumb",
-		Mouse:       a.tui.mouse,
-		HistoryFile: filepath.Join(o.Paths.DataDir, "tui_history"),
-		Version:     buildinfo.Version,
+		Agent:        bot,
+		ProviderKind: l.ProviderConfig.Kind,
+		ProviderURL:  l.ProviderConfig.BaseURL,
+		SessionID:    f.session,
+		Theme:        a.tui.theme,
+		NoColor:      a.getenv("NO_COLOR") != "" || a.getenv("TERM") == "dumb",
+		Mouse:        a.tui.mouse,
+		HistoryFile:  filepath.Join(o.Paths.DataDir, "tui_history"),
+		Version:      buildinfo.Version,
 	})
 	if res.SessionID != "" {
 		fmt.Fprintf(a.io.out, "Session %s is saved: continue it with hearth --session %s\n", res.SessionID, res.SessionID)

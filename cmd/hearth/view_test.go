@@ -16,7 +16,7 @@ import (
 func (r *runEnv) say(t *testing.T, tr *transcript, args ...string) (int, string, string) {
 	t.Helper()
 	args = append([]string{"-m", "m", "-w", r.ws}, args...)
-	code, out, errOut := hearth(t, r.env, args...)
+	code, out, errOut := runHearth(t, r.env, args...)
 	tr.add(args, code, out, errOut)
 	return code, out, errOut
 }

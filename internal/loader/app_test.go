@@ -1,4 +1,4 @@
-package app
+package loader
 
 import (
 	"context"
@@ -32,20 +32,20 @@ func setup(t *testing.T, user, project string, files map[string]string) (Options
 		Provider: providers.Config{}}, ws
 }
 
-func names(a *App) string { return strings.Join(a.Agent.Tools.Names(), ",") }
+func names(a *built) string { return strings.Join(a.bot.Tools(), ",") }
 
 func TestBuiltinProfiles(t *testing.T) {
 	o, _ := setup(t, "", "", nil)
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if a.Agent.Mode != agent.ModeDefault || !strings.Contains(names(a), "run_shell_command") || a.ProviderConfig.Kind != "ollama" {
-		t.Errorf("headless: %s %s %+v", a.Agent.Mode, names(a), a.ProviderConfig)
+	if a.Config.Profile.Mode != agent.ModeDefault || !strings.Contains(names(a), "run_shell_command") || a.ProviderConfig.Kind != "ollama" {
+		t.Errorf("headless: %s %s %+v", a.Config.Profile.Mode, names(a), a.ProviderConfig)
 	}
 	o.Mode = "api"
-	b, err := New(context.Background(), o)
+	b, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ provider = "gpu"
 model = "small"
 `
 	o, _ := setup(t, user, project, map[string]string{"HEARTH.md": "Run tests with `make test`.", "AGENTS.md": "Use tabs."})
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,30 +88,30 @@ model = "small"
 	if pc.Kind != "openai" || pc.BaseURL != "http://gpu:8000/v1" || pc.Model != "Qwen/Qwen3-8B" || pc.APIKey != "sk-file" || pc.Models["Qwen/Qwen3-8B"].ContextLength != 32768 {
 		t.Errorf("provider: %+v", pc)
 	}
-	if a.Agent.Mode != agent.ModeAutoEdit || strings.Contains(names(a), "run_shell_command") || a.Agent.Think == nil || a.Agent.Think.Enabled {
-		t.Errorf("profile: %s %s %+v", a.Agent.Mode, names(a), a.Agent.Think)
+	if a.Config.Profile.Mode != agent.ModeAutoEdit || strings.Contains(names(a), "run_shell_command") || a.Config.Profile.Think == nil || a.Config.Profile.Think.Enabled {
+		t.Errorf("profile: %s %s %+v", a.Config.Profile.Mode, names(a), a.Config.Profile.Think)
 	}
-	if !strings.Contains(a.Agent.System, "Project notes from HEARTH.md:\nRun tests with `make test`.") || !strings.Contains(a.Agent.System, "Use tabs.") {
+	if !strings.Contains(a.Config.Profile.System, "Project notes from HEARTH.md:\nRun tests with `make test`.") || !strings.Contains(a.Config.Profile.System, "Use tabs.") {
 		t.Errorf("project notes missing from the system prompt")
 	}
 
 	o.Profile = "review"
 	o.ApprovalMode = "yolo" // a flag beats the profile
-	r, err := New(context.Background(), o)
+	r, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	// The project's profile narrows the tools; which model runs is the
 	// user's (its provider and model are ignored, with a warning each).
-	if names(r) != "read_file,grep_search" || r.Agent.Mode != agent.ModeYolo || r.ProviderConfig.Model != "Qwen/Qwen3-8B" || len(r.Warnings) != 2 {
-		t.Errorf("review: %s %s %s %q", names(r), r.Agent.Mode, r.ProviderConfig.Model, r.Warnings)
+	if names(r) != "read_file,grep_search" || r.Config.Profile.Mode != agent.ModeYolo || r.ProviderConfig.Model != "Qwen/Qwen3-8B" || len(r.Warnings) != 2 {
+		t.Errorf("review: %s %s %s %q", names(r), r.Config.Profile.Mode, r.ProviderConfig.Model, r.Warnings)
 	}
 
 	// --provider ollama (a dialect) bypasses the configured default.
 	o.Profile, o.ApprovalMode = "", ""
 	o.Provider = providers.Config{Kind: "ollama", Model: "qwen3:4b"}
-	c, err := New(context.Background(), o)
+	c, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		o, _ := setup(t, tc.user, "", nil)
 		o.Profile = tc.profile
-		_, err := New(context.Background(), o)
+		_, err := start(context.Background(), o)
 		var ce ConfigError
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errorsAs(err, &ce) {
 			t.Errorf("%q/%q: %v", tc.user, tc.profile, err)
@@ -165,13 +165,13 @@ func TestProjectNotesStayInTheWorkspace(t *testing.T) {
 	os.WriteFile(outside, []byte("PRIVATE KEY"), 0o600)
 	o, ws := setup(t, "", "", map[string]string{"AGENTS.md": "Use tabs."})
 	os.Symlink(outside, filepath.Join(ws, "HEARTH.md"))
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if strings.Contains(a.Agent.System, "PRIVATE KEY") || !strings.Contains(a.Agent.System, "Use tabs.") {
-		t.Errorf("system prompt: %q", a.Agent.System[len(a.Agent.System)-100:])
+	if strings.Contains(a.Config.Profile.System, "PRIVATE KEY") || !strings.Contains(a.Config.Profile.System, "Use tabs.") {
+		t.Errorf("system prompt: %q", a.Config.Profile.System[len(a.Config.Profile.System)-100:])
 	}
 }
 
@@ -184,7 +184,7 @@ tools = ["read_file", "grep_search"]
 max_turns = 5
 `
 	o, _ := setup(t, user, "", nil)
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ max_turns = 5
 		t.Errorf("tools: %s", names(a))
 	}
 	o2, _ := setup(t, "[subagents.bad]\nprompt = \"x\"", "", nil)
-	if _, err := New(context.Background(), o2); err == nil || !strings.Contains(err.Error(), "description") {
+	if _, err := start(context.Background(), o2); err == nil || !strings.Contains(err.Error(), "description") {
 		t.Errorf("a sub-agent without a description: %v", err)
 	}
 }

@@ -1,7 +1,8 @@
-package app
+package loader
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,24 +16,24 @@ import (
 
 func TestCodebaseInvestigatorOffered(t *testing.T) {
 	o, _ := setup(t, "", "", nil)
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, ok := a.Agent.Tools.Get(agent.InvestigatorName); !ok {
+	if _, ok := a.bot.Session("t").Tool(agent.InvestigatorName); !ok {
 		t.Errorf("headless tools: %s", names(a))
 	}
-	if a.MCP != nil || a.Agent.Prepare != nil {
+	if a.bot.MCP() != nil || a.mcp() != nil {
 		t.Error("an MCP manager without servers")
 	}
 	o.Mode = "api"
-	b, err := New(context.Background(), o)
+	b, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, ok := b.Agent.Tools.Get(agent.InvestigatorName); ok {
+	if _, ok := b.bot.Session("t").Tool(agent.InvestigatorName); ok {
 		t.Error("the api profile names its tools: the investigator is not among them")
 	}
 }
@@ -43,27 +44,28 @@ func TestConfiguredSubAgents(t *testing.T) {
 		{Name: "reviewer", Description: "reviews code", Prompt: "You review."},
 		{Name: "runner", Description: "runs things", Prompt: "You run.", Tools: []string{"run_shell_command"}},
 	}
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	rv, ok := a.Agent.Tools.Get("reviewer")
+	sess := a.bot.Session("t")
+	rv, ok := sess.Tool("reviewer")
 	if !ok {
 		t.Fatalf("tools: %s", names(a))
 	}
 	s := rv.(*agent.SubAgent)
-	if strings.Join(s.Select, ",") != "read_file,read_many_files,list_directory,glob,grep_search" || s.Tools != a.Agent.Tools {
+	if strings.Join(s.Select, ",") != "read_file,read_many_files,list_directory,glob,grep_search" || s.Tools == nil {
 		t.Errorf("reviewer: %v", s.Select)
 	}
-	rn, _ := a.Agent.Tools.Get("runner")
+	rn, _ := sess.Tool("runner")
 	if rn.Kind().String() != "execute" {
 		t.Errorf("runner kind %s", rn.Kind())
 	}
 	o.SubAgents = []agent.SubAgentSpec{{Name: "bad"}}
-	if _, err := New(context.Background(), o); err == nil {
+	if _, err := start(context.Background(), o); err == nil {
 		t.Error("a bad sub-agent spec passed")
-	} else if _, isCfg := err.(ConfigError); !isCfg {
+	} else if !errors.As(err, new(ConfigError)) {
 		t.Errorf("%T %v", err, err)
 	}
 }
@@ -78,16 +80,16 @@ tools = ["read_file", "ghost__*"]
 `
 	o, _ := setup(t, user, "", nil)
 	o.Profile = "mine"
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if a.MCP == nil || a.Agent.Prepare == nil {
+	if a.bot.MCP() == nil || a.mcp() == nil {
 		t.Fatal("no MCP manager")
 	}
-	a.Agent.Prepare(context.Background())
-	st := a.MCP.Status()
+	a.bot.MCP().Prepare(context.Background())
+	st := a.bot.MCP().Status()
 	if len(st) != 1 || st[0].State != mcp.StateFailed || !strings.Contains(st[0].Error, "not installed") {
 		t.Errorf("%+v", st)
 	}
@@ -116,16 +118,16 @@ tools = ["read_file", "everything__*", "!everything__toggle*"]
 `
 	o, _ := setup(t, user, "", nil)
 	o.Profile = "mine"
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Agent.Prepare(context.Background())
+	a.bot.MCP().Prepare(context.Background())
 	got := names(a)
 	if !strings.Contains(got, "everything__echo") || strings.Contains(got, "toggle") || strings.Contains(got, "get-env") || !strings.HasPrefix(got, "read_file,") {
 		t.Errorf("tools: %s", got)
 	}
-	pid := a.MCP.Status()[0].PID
+	pid := a.bot.MCP().Status()[0].PID
 	a.Close()
 	if pid == 0 || exec.Command("kill", "-0", strconv.Itoa(pid)).Run() == nil {
 		t.Errorf("server process %d outlived the app", pid)

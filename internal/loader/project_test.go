@@ -1,4 +1,4 @@
-package app
+package loader
 
 import (
 	"context"
@@ -118,7 +118,7 @@ args = ["-c", "id > /tmp/pwned"]
 	o, _ := setup(t, user, project, nil)
 	var told []string
 	o.Warn = func(s string) { told = append(told, s) }
-	a, err := New(context.Background(), o)
+	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +127,10 @@ args = ["-c", "id > /tmp/pwned"]
 	if strings.Contains(n, "run_shell_command") || strings.Contains(n, ",edit,") || !strings.Contains(n, "read_file") {
 		t.Errorf("tools: %s", n)
 	}
-	if a.Agent.Mode != agent.ModePlan || a.Agent.MaxTurns != 10 || a.Profile.Network == nil || *a.Profile.Network ||
-		!strings.HasPrefix(a.Agent.System, "The user's prompt.") || strings.Contains(a.Agent.System, "Ignore all") ||
-		len(a.Workspace.ReadOnly()) != 0 || a.MCP != nil {
-		t.Errorf("profile: %+v, mode %s, system %q", a.Profile, a.Agent.Mode, a.Agent.System)
+	if a.Config.Profile.Mode != agent.ModePlan || a.Config.Profile.MaxTurns != 10 || a.Profile.Network == nil || *a.Profile.Network ||
+		!strings.HasPrefix(a.Config.Profile.System, "The user's prompt.") || strings.Contains(a.Config.Profile.System, "Ignore all") ||
+		len(a.Config.Sandbox.ReadOnly) != 0 || a.bot.MCP() != nil {
+		t.Errorf("profile: %+v, mode %s, system %q", a.Profile, a.Config.Profile.Mode, a.Config.Profile.System)
 	}
 	if len(told) != 8 || strings.Join(told, "\n") != strings.Join(a.Warnings, "\n") {
 		t.Errorf("told %d:\n%s", len(told), strings.Join(told, "\n"))
@@ -175,7 +175,7 @@ func TestSecretsLeaveTheEnvironment(t *testing.T) {
 	o, _ := setup(t, user, "", nil)
 	o.Getenv = os.Getenv // as the command line passes it
 	for i := range 2 {   // a second assembly in the same process still finds them
-		a, err := New(context.Background(), o)
+		a, err := start(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

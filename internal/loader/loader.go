@@ -1,9 +1,11 @@
-// Package app assembles a ready agent from what the user configured: the
-// config files, a profile, the model server (flags over environment over
-// project over user settings), the workspace, the built-in tools and the
-// session store. Every mode — headless, terminal UI, HTTP API — starts here,
-// so they behave alike.
-package app
+// Package loader turns what the user configured — flags, the environment,
+// the user's and the project's config files, the keychain — into a
+// hearth.Config, with every precedence (flags over environment over project
+// over user settings; a project may only tighten) resolved here and nowhere
+// else. Hearth's command line builds its agent from it with hearth.New, as
+// a program embedding Hearth builds one from its own Config: every mode —
+// headless, terminal UI, HTTP API — runs the same runtime.
+package loader
 
 import (
 	"context"
@@ -15,10 +17,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/envscrub"
@@ -26,12 +28,8 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/providers"
-	"github.com/hearth-agent/hearth/mcp"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
-	"github.com/hearth-agent/hearth/tool"
-	"github.com/hearth-agent/hearth/tool/builtin"
-	"github.com/hearth-agent/hearth/tool/edit"
 )
 
 // Options say what to assemble. Zero fields take the configured or default
@@ -71,23 +69,21 @@ type Options struct {
 	SubAgents []agent.SubAgentSpec
 }
 
-// App is an assembled agent with its store and tools.
-type App struct {
-	Config   *config.Config
-	Profile  config.Profile
-	Provider llm.Provider
+// Loaded is what the configuration resolved to: the Config of the agent
+// to build, and what the command line shows of how it got there.
+type Loaded struct {
+	// Config is ready for hearth.New.
+	Config hearth.Config
+	// File is the merged config files.
+	File *config.Config
+	// ProfileName and Profile are the profile chosen.
+	ProfileName string
+	Profile     config.Profile
 	// ProviderConfig is the resolved provider setting (kind, URL, model).
 	ProviderConfig providers.Config
-	Workspace      *sandbox.Workspace
-	Tools          *builtin.Set
-	Agent          *agent.Agent
-	Store          *session.SQLite
-	// ModelInfo is what the server said about the model (nil if it could
-	// not be asked).
-	ModelInfo *llm.ModelInfo
-	// MCP runs the configured MCP servers (nil when none is configured):
-	// its Status is for `/mcp` and the API's health.
-	MCP *mcp.Manager
+	// Store is the session store opened (nil with Options.NoStore); it
+	// is Config.Store too. Close closes it.
+	Store *session.SQLite
 	// Warnings are what Options.Warn was given.
 	Warnings []string
 }
@@ -99,8 +95,9 @@ type ConfigError struct{ Err error }
 func (e ConfigError) Error() string { return e.Err.Error() }
 func (e ConfigError) Unwrap() error { return e.Err }
 
-// New assembles the app. Close it when done.
-func New(ctx context.Context, o Options) (*App, error) {
+// Load resolves the configuration. Close the result when done (it holds
+// the session store).
+func Load(ctx context.Context, o Options) (*Loaded, error) {
 	o.Getenv = envscrub.Wrap(o.Getenv)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -121,8 +118,8 @@ func New(ctx context.Context, o Options) (*App, error) {
 		return nil, ConfigError{err}
 	}
 	takeSecrets(cfg, o.Log)
-	a := &App{Config: cfg}
-	a.warn(o, cfg.Warnings...)
+	l := &Loaded{File: cfg}
+	l.warn(o, cfg.Warnings...)
 
 	// Profile: configured, else the mode's built-in one.
 	name := o.Profile
@@ -150,108 +147,127 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if o.MaxTurns > 0 {
 		prof.MaxTurns = o.MaxTurns
 	}
-	a.Profile = prof
+	l.ProfileName, l.Profile = name, prof
 	mode, err := agent.ParseMode(prof.ApprovalMode)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
 
 	// Provider: flags over environment over the config entry.
-	pc, err := a.resolveProvider(o, prof)
+	pc, err := l.resolveProvider(o, prof)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
-	a.ProviderConfig = pc
-	if a.Provider, err = providers.New(pc); err != nil {
+	l.ProviderConfig = pc
+	p, err := providers.New(pc)
+	if err != nil {
 		return nil, ConfigError{err}
 	}
 
-	// Workspace and tools.
-	if a.Workspace, err = sandbox.New(ws, prof.ReadOnlyDirs...); err != nil {
+	// The workspace, as the tools will see it: for the project notes and
+	// the default system prompt.
+	wsp, err := sandbox.New(ws, prof.ReadOnlyDirs...)
+	if err != nil {
 		return nil, ConfigError{fmt.Errorf("workspace: %w", err)}
 	}
-	// The user's secret locations and Hearth's own config and data are
-	// neither read by the file tools nor visible to commands.
 	home := o.Paths.Home
 	if home == "" {
 		home = o.Getenv("HOME")
 	}
-	secrets := sandbox.SecretLocations(home, cfg.SecretLocations(prof)...)
-	a.Workspace = a.Workspace.WithSecrets(secrets)
-	bo := builtin.Options{Workspace: a.Workspace, Seen: tool.NewSeen(), Log: o.Log}
-	bo.Shell.Secrets = secrets
-	// Commands are cut off the network unless the profile allows it: a
-	// prompt-injected model's first move is to send what it read away.
-	bo.Shell.DenyNetwork = prof.Network == nil || !*prof.Network
-	if pc.Model != "" {
-		bo.Fixer = &edit.ModelFixer{Provider: a.Provider, Model: pc.Model}
-	}
-	if a.Tools, err = builtin.New(bo); err != nil {
-		return nil, err
-	}
-	if st := a.Tools.Sandbox(); !st.Active && mayRunShell(prof) {
-		a.warn(o, "Shell commands are not confined on this system ("+strings.TrimPrefix(st.Note, "not confined: ")+"): only Hearth's own checks stand between a command and your files; `hearth doctor` says more.")
-	}
-	all, err := a.Tools.Registry()
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	// Sub-agents from the config join those the caller gave.
-	names := make([]string, 0, len(cfg.SubAgents))
-	for n := range cfg.SubAgents {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		sa := cfg.SubAgents[n]
-		o.SubAgents = append(o.SubAgents, agent.SubAgentSpec{Name: n, Description: sa.Description, Prompt: sa.Prompt,
-			Tools: sa.Tools, Model: sa.Model, MaxTurns: sa.MaxTurns, OutputSchema: sa.OutputSchema, Scratchpad: sa.Scratchpad})
-	}
-	subs, err := a.addSubAgents(o, all)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	reg, err := all.Select(tool.Profile{Name: name, Tools: builtinPatterns(prof.Tools, cfg.MCPServers)})
-	if err != nil {
-		a.Close()
-		return nil, ConfigError{err}
-	}
-	if reg, err = narrow(reg, name, prof); err != nil {
-		a.Close()
-		return nil, err
-	}
-	bindSubAgents(subs, o.SubAgents, reg)
-	if err := a.startMCP(o, prof, reg); err != nil {
-		a.Close()
-		return nil, err
-	}
-
 	system := prof.SystemPrompt
 	if system == "" {
-		system = agent.DefaultSystemPrompt(a.Workspace.Root(), time.Now())
+		system = agent.DefaultSystemPrompt(wsp.Root(), time.Now())
 	}
-	notes, warn := ProjectNotes(a.Workspace)
+	notes, warn := ProjectNotes(wsp)
 	system += notes
-	a.warn(o, warn...)
-	a.Agent = &agent.Agent{
-		Provider: a.Provider, Model: pc.Model, System: system, Tools: reg, Mode: mode,
-		MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think), Logger: o.Log, Approvals: &agent.Approvals{},
+	l.warn(o, warn...)
+
+	// Sub-agents from the config join those the caller gave.
+	subs := append([]agent.SubAgentSpec(nil), o.SubAgents...)
+	for _, n := range slices.Sorted(maps.Keys(cfg.SubAgents)) {
+		sa := cfg.SubAgents[n]
+		subs = append(subs, agent.SubAgentSpec{Name: n, Description: sa.Description, Prompt: sa.Prompt,
+			Tools: sa.Tools, Model: sa.Model, MaxTurns: sa.MaxTurns, OutputSchema: sa.OutputSchema, Scratchpad: sa.Scratchpad})
 	}
-	if a.MCP != nil {
-		a.Agent.Prepare = a.MCP.Prepare
-	}
-	if cfg.Compression > 0 {
-		a.Agent.CompressAt = cfg.Compression
-	}
-	if !o.NoStore {
-		if a.Store, err = session.Open(ctx, o.Paths.Database()); err != nil {
-			a.Close()
-			return nil, err
+	for _, sp := range subs {
+		if err := sp.Validate(); err != nil {
+			return nil, ConfigError{err}
 		}
 	}
-	return a, nil
+
+	hp := hearth.Profile{Name: name, Tools: prof.Tools, Mode: mode, System: system, MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think)}
+	if prof.ProjectTools != nil {
+		hp.Allow = prof.ProjectAllows
+	}
+	l.Config = hearth.Config{
+		Provider: p, Model: pc.Model, Profile: hp, Workspace: wsp.Root(),
+		Sandbox: hearth.Sandbox{
+			// Commands are cut off the network unless the profile
+			// allows it: a prompt-injected model's first move is to
+			// send what it read away.
+			Network: prof.Network != nil && *prof.Network,
+			// The user's secret locations and Hearth's own config and
+			// data are neither read by the file tools nor visible to
+			// commands.
+			Secrets:  cfg.SecretLocations(prof),
+			ReadOnly: prof.ReadOnlyDirs,
+			Home:     home,
+		},
+		SubAgents: subs, Getenv: o.Getenv, Titles: true, Logger: o.Log,
+	}
+	if len(cfg.MCPServers) > 0 && !o.NoMCP {
+		l.Config.MCPServers = MCPServers(cfg.MCPServers)
+		for _, sc := range l.Config.MCPServers {
+			if err := sc.Validate(); err != nil {
+				return nil, ConfigError{err}
+			}
+		}
+	}
+	if cfg.Compression > 0 {
+		l.Config.CompressAt = cfg.Compression
+	}
+	if !o.NoStore {
+		if l.Store, err = session.Open(ctx, o.Paths.Database()); err != nil {
+			return nil, err
+		}
+		l.Config.Store = l.Store
+	}
+	return l, nil
+}
+
+// Start loads the configuration and builds the agent from it: what each of
+// Hearth's modes runs. Close the agent, then the Loaded.
+func Start(ctx context.Context, o Options) (*hearth.Agent, *Loaded, error) {
+	l, err := Load(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	bot, err := hearth.New(l.Config)
+	if err != nil {
+		l.Close()
+		var ce ConfigError
+		if errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		// The profile's patterns, the sub-agents and the MCP servers are
+		// the user's to fix.
+		return nil, nil, ConfigError{err}
+	}
+	if st := bot.Sandbox(); !st.Active && mayRunShell(l.Profile) {
+		if o.Log == nil {
+			o.Log = slog.New(slog.DiscardHandler)
+		}
+		l.warn(o, "Shell commands are not confined on this system ("+strings.TrimPrefix(st.Note, "not confined: ")+"): only Hearth's own checks stand between a command and your files; `hearth doctor` says more.")
+	}
+	return bot, l, nil
+}
+
+// Close closes the session store.
+func (l *Loaded) Close() error {
+	if l.Store != nil {
+		return l.Store.Close()
+	}
+	return nil
 }
 
 // ProviderOnly resolves and builds just the model provider (for commands
@@ -270,10 +286,10 @@ func ProviderOnly(o Options) (llm.Provider, providers.Config, error) {
 		return nil, providers.Config{}, ConfigError{err}
 	}
 	takeSecrets(cfg, o.Log)
-	a := &App{Config: cfg}
-	a.warn(o, cfg.Warnings...)
+	l := &Loaded{File: cfg}
+	l.warn(o, cfg.Warnings...)
 	prof := cfg.Profiles[o.Profile]
-	pc, err := a.resolveProvider(o, prof)
+	pc, err := l.resolveProvider(o, prof)
 	if err != nil {
 		return nil, pc, ConfigError{err}
 	}
@@ -284,41 +300,11 @@ func ProviderOnly(o Options) (llm.Provider, providers.Config, error) {
 	return p, pc, nil
 }
 
-// LearnModel asks the server about the model, for its context window. It
-// is best effort: a server that cannot say leaves the window unknown (no
-// automatic compression).
-func (a *App) LearnModel(ctx context.Context) {
-	if a.ProviderConfig.Model == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if mi, err := a.Provider.ModelInfo(ctx, a.ProviderConfig.Model); err == nil {
-		a.ModelInfo = mi
-		a.Agent.ContextLength = mi.ContextLength
-	}
-}
-
-// Close releases the store and the tools.
-func (a *App) Close() error {
-	var errs []error
-	if a.MCP != nil {
-		errs = append(errs, a.MCP.Close())
-	}
-	if a.Tools != nil {
-		errs = append(errs, a.Tools.Close())
-	}
-	if a.Store != nil {
-		errs = append(errs, a.Store.Close())
-	}
-	return errors.Join(errs...)
-}
-
 // resolveProvider picks the provider: --provider may name a configured
 // provider or a dialect; the profile's provider, then default_provider,
 // apply otherwise.
-func (a *App) resolveProvider(o Options, prof config.Profile) (providers.Config, error) {
-	cfg := a.Config
+func (l *Loaded) resolveProvider(o Options, prof config.Profile) (providers.Config, error) {
+	cfg := l.File
 	flags := o.Provider
 	getenv := o.Getenv
 	name := ""
@@ -508,25 +494,10 @@ func mayRunShell(prof config.Profile) bool {
 	return false
 }
 
-// narrow keeps of reg the tools the project's tool list allows (a
-// project's profile can only remove tools).
-func narrow(reg *tool.Registry, name string, prof config.Profile) (*tool.Registry, error) {
-	if prof.ProjectTools == nil {
-		return reg, nil
-	}
-	keep := []string{}
-	for _, n := range reg.Names() {
-		if prof.ProjectAllows(n) {
-			keep = append(keep, n)
-		}
-	}
-	return reg.Select(tool.Profile{Name: name, Tools: keep})
-}
-
 // warn gives the user sentences to read (Options.Warn), and keeps them.
-func (a *App) warn(o Options, ws ...string) {
+func (l *Loaded) warn(o Options, ws ...string) {
 	for _, w := range ws {
-		a.Warnings = append(a.Warnings, w)
+		l.Warnings = append(l.Warnings, w)
 		if o.Warn != nil {
 			o.Warn(w)
 		} else {
