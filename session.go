@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/agent"
-	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/internal/conversation"
 	"github.com/hearth-agent/hearth/mcp"
 	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/builtin"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/agent"
-	"github.com/hearth-agent/hearth/conversation"
+	"github.com/hearth-agent/hearth/internal/conversation"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )

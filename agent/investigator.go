@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hearth-agent/hearth/internal/investigator"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/tool"
 )
@@ -19,63 +20,6 @@ const InvestigatorName = "codebase_investigator"
 
 // InvestigatorTools are the read-only tools the investigator works with.
 var InvestigatorTools = []string{"list_directory", "glob", "grep_search", "read_file"}
-
-// InvestigatorReport is the investigator's result (its JSON is the tool's
-// output).
-type InvestigatorReport struct {
-	// Summary answers the question in a few sentences.
-	Summary string `json:"summary"`
-	// RelevantFiles are the files that matter, with why and where.
-	RelevantFiles []RelevantFile `json:"relevant_files"`
-	// OpenQuestions are what it could not settle.
-	OpenQuestions []string `json:"open_questions"`
-}
-
-// RelevantFile is one file of a report.
-type RelevantFile struct {
-	// Path is relative to the workspace root.
-	Path   string      `json:"path"`
-	Reason string      `json:"reason"`
-	Lines  []LineRange `json:"lines,omitempty"`
-}
-
-// LineRange is a span of lines, from 1, both ends included.
-type LineRange struct {
-	Start int `json:"start"`
-	End   int `json:"end"`
-}
-
-// InvestigatorSchema is the JSON Schema of InvestigatorReport, which the
-// investigator's report is checked against.
-var InvestigatorSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string", "minLength": 1, "description": "the answer to the question, in a few sentences"},
-    "relevant_files": {
-      "type": "array",
-      "description": "the files that matter, most important first",
-      "items": {
-        "type": "object",
-        "properties": {
-          "path": {"type": "string", "minLength": 1, "description": "path relative to the project root"},
-          "reason": {"type": "string", "minLength": 1, "description": "why this file matters"},
-          "lines": {
-            "type": "array",
-            "description": "the line ranges that matter, as read_file numbers them",
-            "items": {
-              "type": "object",
-              "properties": {"start": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}},
-              "required": ["start", "end"]
-            }
-          }
-        },
-        "required": ["path", "reason"]
-      }
-    },
-    "open_questions": {"type": "array", "items": {"type": "string"}, "description": "what you could not settle; empty if nothing"}
-  },
-  "required": ["summary", "relevant_files", "open_questions"]
-}`)
 
 const investigatorPrompt = `You are codebase_investigator: you explore a code base, read-only, to answer
 one question from another agent, and report what you found.
@@ -149,7 +93,7 @@ func CodebaseInvestigator(o InvestigatorOptions) (*SubAgent, error) {
 		Provider:     o.Provider,
 		Model:        o.Model,
 		MaxTurns:     o.MaxTurns,
-		OutputSchema: InvestigatorSchema,
+		OutputSchema: investigator.Schema,
 		Scratchpad:   o.Scratchpad,
 		Runner:       o.Runner,
 	}
@@ -162,7 +106,7 @@ func CodebaseInvestigator(o InvestigatorOptions) (*SubAgent, error) {
 // checkReportFiles checks that a report's files exist under root and that
 // its line ranges are ranges that start inside them.
 func checkReportFiles(root string, report json.RawMessage) error {
-	var r InvestigatorReport
+	var r investigator.Report
 	if err := json.Unmarshal(report, &r); err != nil {
 		return err
 	}

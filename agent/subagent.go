@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hearth-agent/hearth/internal/investigator"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/tool"
 )
@@ -620,7 +621,7 @@ func (g *padGate) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 // renderReport shows a report to people: the summary, then the files.
 // Reports of other shapes are shown as indented JSON.
 func renderReport(name string, report json.RawMessage, sessionID string) string {
-	var r InvestigatorReport
+	var r investigator.Report
 	var b strings.Builder
 	if json.Unmarshal(report, &r) == nil && r.Summary != "" {
 		b.WriteString(r.Summary)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/llm/llmtest"
-	"github.com/hearth-agent/hearth/tui/termshot"
+	"github.com/hearth-agent/hearth/internal/termshot"
 )
 
 // TestTUIScreenshots writes PNG screenshots of the terminal UI's main

@@ -43,7 +43,7 @@ func copyTree(t *testing.T, from, to string) {
 // its session is stored as a child of the run's.
 func TestE2ECodebaseInvestigator(t *testing.T) {
 	e := newE2E(t)
-	copyTree(t, "../../conversation/testdata/shop", e.ws)
+	copyTree(t, "../../internal/conversation/testdata/shop", e.ws)
 	report := `{"summary":"ApplyDiscount in pricing/discount.go takes the code's percentage off; Cart.Total calls it before tax.","relevant_files":[{"path":"pricing/discount.go","reason":"the codes and ApplyDiscount","lines":[{"start":14,"end":20}]},{"path":"cart/cart.go","reason":"Total applies it","lines":[{"start":26,"end":33}]}],"open_questions":[]}`
 	e.srv.Enqueue("/api/chat",
 		llmtest.OllamaStream("m", llmtest.CallID("call_inv", "codebase_investigator", `{"task":"Where are discount codes applied?"}`)),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/edit/internal/match"
 )
 
 // bigFile is about 10 MB of Go-like code: many small functions, each
@@ -35,12 +36,12 @@ func nearEnd(content string) (block string) {
 	return content[i : i+j+1]
 }
 
-func benchFind(b *testing.B, old, new string, want Strategy) {
+func benchFind(b *testing.B, old, new string, want match.Strategy) {
 	content := bigFile()
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := Find(content, old, new, MatchOptions{})
+		m, err := match.Find(content, old, new, match.MatchOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,19 +54,19 @@ func benchFind(b *testing.B, old, new string, want Strategy) {
 func BenchmarkFind10MB(b *testing.B) {
 	block := nearEnd(bigFile())
 	b.Run("exact", func(b *testing.B) {
-		benchFind(b, block, strings.Replace(block, "return nil", "return io.EOF", 1), Exact)
+		benchFind(b, block, strings.Replace(block, "return nil", "return io.EOF", 1), match.Exact)
 	})
 	b.Run("whitespace", func(b *testing.B) {
 		old := strings.Replace(block, "j := 0; j < id; j++", "j:=0; j<id; j++", 1)
-		benchFind(b, old, old, Whitespace)
+		benchFind(b, old, old, match.Whitespace)
 	})
 	b.Run("indentation", func(b *testing.B) {
 		old := strings.ReplaceAll(block, "\t", "    ")
-		benchFind(b, old, strings.Replace(old, "return nil", "return io.EOF", 1), Indentation)
+		benchFind(b, old, strings.Replace(old, "return nil", "return io.EOF", 1), match.Indentation)
 	})
 	b.Run("fuzzy", func(b *testing.B) {
 		old := strings.Replace(block, "if err != nil {", "if err != nil && id > 0 {", 1)
-		benchFind(b, old, block, Fuzzy)
+		benchFind(b, old, block, match.Fuzzy)
 	})
 	b.Run("miss", func(b *testing.B) {
 		content := bigFile()
@@ -73,7 +74,7 @@ func BenchmarkFind10MB(b *testing.B) {
 		b.SetBytes(int64(len(content)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Find(content, old, "", MatchOptions{}); err == nil {
+			if _, err := match.Find(content, old, "", match.MatchOptions{}); err == nil {
 				b.Fatal("found")
 			}
 		}

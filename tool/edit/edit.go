@@ -3,7 +3,7 @@
 // local models make while never changing what the model did not mean.
 //
 // The model gives old_string, copied from the file, and new_string. The
-// matching engine (Find, pure and separate from the file handling) tries,
+// matching engine (match.Find, pure and separate from the file handling) tries,
 // in order: the exact text; the same lines with whitespace differences;
 // the same lines indented differently (new_string is then re-indented into
 // the file's indentation); and a bounded fuzzy match that must stand out
@@ -31,6 +31,7 @@ import (
 
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
+	"github.com/hearth-agent/hearth/tool/edit/internal/match"
 	"github.com/hearth-agent/hearth/tool/internal/atomicfile"
 	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
@@ -131,12 +132,12 @@ func (t *Tool) describe(a Args) string {
 		}
 	}
 	if a.OldString == "" {
-		return fmt.Sprintf("create %s (%d line%s)", p, countLines(a.NewString), plural(countLines(a.NewString)))
+		return fmt.Sprintf("create %s (%d line%s)", p, match.CountLines(a.NewString), match.Plural(match.CountLines(a.NewString)))
 	}
-	o, n := countLines(a.OldString), countLines(a.NewString)
-	s := fmt.Sprintf("edit %s (replace %d line%s with %d)", p, o, plural(o), n)
+	o, n := match.CountLines(a.OldString), match.CountLines(a.NewString)
+	s := fmt.Sprintf("edit %s (replace %d line%s with %d)", p, o, match.Plural(o), n)
 	if a.ExpectedReplacements > 1 {
-		s = fmt.Sprintf("edit %s (replace %d line%s with %d, in %d places)", p, o, plural(o), n, a.ExpectedReplacements)
+		s = fmt.Sprintf("edit %s (replace %d line%s with %d, in %d places)", p, o, match.Plural(o), n, a.ExpectedReplacements)
 	}
 	return s
 }
@@ -183,7 +184,7 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 		if a.OldString != "" {
 			return tool.Result{}, fmt.Errorf("%s does not exist. Check the path (list_directory or glob find files); to create a new file, call edit with old_string \"\"", rel)
 		}
-		if line, ok := FindPlaceholder("", a.NewString, path); ok {
+		if line, ok := match.FindPlaceholder("", a.NewString, path); ok {
 			return tool.Result{}, fmt.Errorf("new_string has a placeholder line %q instead of real code, and %s does not exist yet: write out the whole file", line, rel)
 		}
 		if err := ctx.Err(); err != nil {
@@ -199,7 +200,7 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 	case err != nil:
 		return tool.Result{}, fmt.Errorf("%s: %v", rel, err)
 	}
-	if looksBinary(raw) {
+	if match.LooksBinary(raw) {
 		return tool.Result{}, fmt.Errorf("%s is a binary file; the edit tool changes text files only", rel)
 	}
 	if t.seen != nil {
@@ -207,30 +208,30 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 			return tool.Result{}, fmt.Errorf("%s changed since you last read it (by you with another tool, or by someone else): read it again, then edit", rel)
 		}
 	}
-	content, enc := decode(raw)
-	old, new := normalizeNewlines(a.OldString), normalizeNewlines(a.NewString)
+	content, enc := match.Decode(raw)
+	old, new := match.NormalizeNewlines(a.OldString), match.NormalizeNewlines(a.NewString)
 	if old == "" {
 		if content != "" {
 			return tool.Result{}, fmt.Errorf("old_string is empty, but %s already exists and is not empty. To change it, put the exact text to replace in old_string; to replace all of it, use write_file", rel)
 		}
-		return t.write(ctx, path, rel, raw, content, enc, &Match{Spans: []Span{{Replacement: new, Line: 1, EndLine: 1}}, Strategy: Exact}, "", fi)
+		return t.write(ctx, path, rel, raw, content, enc, &match.Match{Spans: []match.Span{{Replacement: new, Line: 1, EndLine: 1}}, Strategy: match.Exact}, "", fi)
 	}
 	if old == new {
 		return tool.Result{}, errors.New("old_string and new_string are the same, so there is nothing to change: put the new text in new_string")
 	}
-	if line, ok := FindPlaceholder(old, new, path); ok {
+	if line, ok := match.FindPlaceholder(old, new, path); ok {
 		return tool.Result{}, fmt.Errorf("new_string has a placeholder line %q instead of real code: the edit would replace the code it stands for with that comment. "+
 			"Write out the complete code in new_string, or make old_string cover only the lines you change", line)
 	}
-	opts := MatchOptions{Count: a.ExpectedReplacements, Threshold: t.opts.Threshold, MaxWork: t.opts.MaxWork}
+	opts := match.MatchOptions{Count: a.ExpectedReplacements, Threshold: t.opts.Threshold, MaxWork: t.opts.MaxWork}
 	if t.opts.Threshold > 1 {
-		opts.Upto = Indentation
+		opts.Upto = match.Indentation
 	}
-	m, err := Find(content, old, new, opts)
+	m, err := match.Find(content, old, new, opts)
 	note := ""
 	if err != nil {
-		var me *MatchError
-		if t.opts.Fixer == nil || !errors.As(err, &me) || me.Kind != NotFound {
+		var me *match.MatchError
+		if t.opts.Fixer == nil || !errors.As(err, &me) || me.Kind != match.NotFound {
 			return tool.Result{}, fmt.Errorf("%s: %w", rel, err)
 		}
 		fixed, ferr := t.fix(ctx, rel, content, old, new, me, opts)
@@ -239,8 +240,8 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 		}
 		m, note = fixed, "old_string did not match; the fixer model corrected it"
 	}
-	if !enc.crlf && strings.Contains(content, "\r\n") {
-		keepCRLF(content, m)
+	if !enc.CRLF() && strings.Contains(content, "\r\n") {
+		match.KeepCRLF(content, m)
 	}
 	return t.write(ctx, path, rel, raw, content, enc, m, note, fi)
 }
@@ -258,49 +259,27 @@ func (t *Tool) maxSize() int64 {
 	return DefaultMaxFileSize
 }
 
-// keepCRLF gives replacements in a file of mixed line endings the ending
-// of the line they land on.
-func keepCRLF(content string, m *Match) {
-	for i, s := range m.Spans {
-		e := lineEnd(content, s.End)
-		if e >= 2 && content[e-2] == '\r' || strings.Contains(content[s.Start:s.End], "\r\n") {
-			m.Spans[i].Replacement = strings.ReplaceAll(s.Replacement, "\n", "\r\n")
-		}
-	}
-}
-
 // fix asks the fixer for a corrected old_string and checks its answer: it
 // must match as many places as wanted, all inside the excerpt shown.
-func (t *Tool) fix(ctx context.Context, rel, content, old, new string, me *MatchError, opts MatchOptions) (*Match, error) {
-	x := newLineIndex(content)
-	var lo, hi int // 0-based lines, inclusive
-	switch {
-	case me.Closest != nil:
-		lo = max(0, me.Closest.Line-1-10)
-		hi = min(x.count()-1, me.Closest.Line-1+len(me.Closest.Text)-1+10)
-	case len(content) <= 12<<10 && x.count() > 0:
-		lo, hi = 0, x.count()-1
-	default:
+func (t *Tool) fix(ctx context.Context, rel, content, old, new string, me *match.MatchError, opts match.MatchOptions) (*match.Match, error) {
+	start, end, ok := match.FixWindow(content, me.Closest)
+	if !ok {
 		return nil, errNoFix
-	}
-	start, end := x.start(lo), len(content)
-	if hi+1 < x.count() {
-		end = x.start(hi + 1)
 	}
 	fixed, err := t.opts.Fixer.FixOldString(ctx, FixRequest{Path: rel, Excerpt: content[start:end], OldString: old, NewString: new})
 	if err != nil {
 		return nil, err
 	}
-	fixed = normalizeNewlines(fixed)
+	fixed = match.NormalizeNewlines(fixed)
 	if strings.HasSuffix(old, "\n") && !strings.HasSuffix(fixed, "\n") {
 		fixed += "\n"
 	}
 	if fixed == old || fixed == new {
 		return nil, errNoFix
 	}
-	opts.Upto = Indentation
+	opts.Upto = match.Indentation
 	opts.NoRepair = true
-	m, err := Find(content, fixed, new, opts)
+	m, err := match.Find(content, fixed, new, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -314,21 +293,10 @@ func (t *Tool) fix(ctx context.Context, rel, content, old, new string, me *Match
 			return nil, errNoFix
 		}
 	}
-	if me.Closest == nil && !resembles(old, fixed) {
+	if me.Closest == nil && !match.Resembles(old, fixed) {
 		return nil, errNoFix
 	}
 	return m, nil
-}
-
-// resembles reports whether two texts are alike apart from whitespace:
-// at most 40% of their characters differ.
-func resembles(a, b string) bool {
-	a, b = strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " ")
-	if len(a) > 4000 || len(b) > 4000 {
-		return false
-	}
-	limit := max(len(a), len(b)) * 2 / 5
-	return levenshtein(a, b, limit) <= limit
 }
 
 // create writes a new file (old_string was ""). Missing directories are
@@ -341,20 +309,20 @@ func (t *Tool) create(path, rel string, a Args) (tool.Result, error) {
 	if t.seen != nil {
 		t.seen.Record(path, data)
 	}
-	diff, st := NewFileDiff(rel, normalizeNewlines(a.NewString))
+	diff, st := match.NewFileDiff(rel, match.NormalizeNewlines(a.NewString))
 	return tool.Result{
-		Output:  fmt.Sprintf("Created %s (%d line%s).", rel, st.Added, plural(st.Added)),
+		Output:  fmt.Sprintf("Created %s (%d line%s).", rel, st.Added, match.Plural(st.Added)),
 		Display: diff,
 	}, nil
 }
 
 // write applies the match, writes the file and reports.
-func (t *Tool) write(ctx context.Context, path, rel string, raw []byte, content string, enc encoding, m *Match, note string, fi fs.FileInfo) (tool.Result, error) {
+func (t *Tool) write(ctx context.Context, path, rel string, raw []byte, content string, enc match.Encoding, m *match.Match, note string, fi fs.FileInfo) (tool.Result, error) {
 	after := m.Apply(content)
 	if after == content {
 		return tool.Result{}, errors.New("the edit changes nothing: the file already holds new_string there")
 	}
-	data := enc.encode(after)
+	data := enc.Encode(after)
 	if n := int64(len(data)); n > t.maxSize() {
 		return tool.Result{}, fmt.Errorf("%s would be %s after the edit, over the %s the edit tool handles: it was not changed. Make smaller edits", rel, safefile.Size(n), safefile.Size(t.maxSize()))
 	}
@@ -372,7 +340,7 @@ func (t *Tool) write(ctx context.Context, path, rel string, raw []byte, content 
 	if t.seen != nil {
 		t.seen.Record(path, data)
 	}
-	diff, st := Diff(rel, content, m.Spans)
+	diff, st := match.Diff(rel, content, m.Spans)
 	return tool.Result{Output: t.summary(rel, m, note, diff, st), Display: diff}, nil
 }
 
@@ -391,7 +359,7 @@ func (t *Tool) writeFile(path string, data []byte, perm fs.FileMode) error {
 	return atomicfile.WriteBeneath(t.ws.Root(), path, data, perm, t.ws.Writable)
 }
 
-func (t *Tool) summary(rel string, m *Match, note, diff string, st DiffStat) string {
+func (t *Tool) summary(rel string, m *match.Match, note, diff string, st match.DiffStat) string {
 	var b strings.Builder
 	places := make([]string, 0, len(m.Spans))
 	for i, s := range m.Spans {
@@ -405,25 +373,25 @@ func (t *Tool) summary(rel string, m *Match, note, diff string, st DiffStat) str
 			places = append(places, fmt.Sprint(s.Line))
 		}
 	}
-	fmt.Fprintf(&b, "Edited %s: replaced line%s %s", rel, plural(len(m.Spans)+m.Spans[0].EndLine-m.Spans[0].Line), strings.Join(places, ", "))
+	fmt.Fprintf(&b, "Edited %s: replaced line%s %s", rel, match.Plural(len(m.Spans)+m.Spans[0].EndLine-m.Spans[0].Line), strings.Join(places, ", "))
 	if len(m.Spans) > 1 {
 		fmt.Fprintf(&b, " (%d places)", len(m.Spans))
 	}
 	fmt.Fprintf(&b, ", +%d -%d lines.", st.Added, st.Removed)
-	if m.Strategy != Exact || m.Repair != NoRepair || note != "" {
+	if m.Strategy != match.Exact || m.Repair != match.NoRepair || note != "" {
 		var why []string
 		if note != "" {
 			why = append(why, note)
 		}
-		if m.Repair != NoRepair {
+		if m.Repair != match.NoRepair {
 			why = append(why, m.Repair.String())
 		}
 		switch m.Strategy {
-		case Whitespace:
+		case match.Whitespace:
 			why = append(why, "matched ignoring whitespace differences")
-		case Indentation:
+		case match.Indentation:
 			why = append(why, "matched with different indentation; new_string was re-indented to fit the file")
-		case Fuzzy:
+		case match.Fuzzy:
 			why = append(why, fmt.Sprintf("old_string was not exact; replaced the most similar passage (%d%% similar), check the diff", int(m.Score*100)))
 		}
 		b.WriteString(" Note: " + strings.Join(why, "; ") + ".")

@@ -495,3 +495,24 @@ func TestEditFixer(t *testing.T) {
 		}
 	})
 }
+
+// utf8BOM starts a file saved "with BOM".
+const utf8BOM = "\ufeff"
+
+// goFile is a small Go file to edit.
+const goFile = `package main
+
+import "fmt"
+
+func main() {
+	x := compute(1, 2)
+	if x > 3 {
+		fmt.Println("big")
+	}
+	fmt.Println(x)
+}
+
+func compute(a, b int) int {
+	return a + b
+}
+`

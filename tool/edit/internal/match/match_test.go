@@ -1,4 +1,4 @@
-package edit
+package match
 
 import (
 	"errors"
@@ -497,7 +497,7 @@ func TestFindMixedLineEndings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keepCRLF(content, m)
+	KeepCRLF(content, m)
 	if m.Strategy != Whitespace || m.Apply(content) != "a\r\nB\r\nc\nd\n" {
 		t.Errorf("%v %q", m.Strategy, m.Apply(content))
 	}

@@ -1,4 +1,4 @@
-package edit
+package match
 
 import (
 	"bytes"
@@ -9,21 +9,21 @@ import (
 // files.
 const utf8BOM = "\xef\xbb\xbf"
 
-// encoding is what a file's bytes carry beyond its text: a byte order mark
+// Encoding is what a file's bytes carry beyond its text: a byte order mark
 // and its line endings. Matching works on the text with "\n" line endings;
-// the encoding puts the rest back when the file is written.
-type encoding struct {
+// the Encoding puts the rest back when the file is written.
+type Encoding struct {
 	bom  bool
 	crlf bool // every line ends in "\r\n"; the text holds "\n"
 }
 
 // decode splits raw file bytes into text (BOM removed, "\r\n" turned into
-// "\n" when the whole file uses "\r\n") and its encoding. A file that mixes
+// "\n" when the whole file uses "\r\n") and its Encoding. A file that mixes
 // line endings is left as it is, so that lines the edit does not touch keep
 // theirs; the line-based strategies ignore a stray "\r" as trailing
 // whitespace.
-func decode(raw []byte) (string, encoding) {
-	var enc encoding
+func Decode(raw []byte) (string, Encoding) {
+	var enc Encoding
 	if bytes.HasPrefix(raw, []byte(utf8BOM)) {
 		enc.bom = true
 		raw = raw[len(utf8BOM):]
@@ -37,7 +37,7 @@ func decode(raw []byte) (string, encoding) {
 }
 
 // encode is the inverse of decode.
-func (e encoding) encode(text string) []byte {
+func (e Encoding) Encode(text string) []byte {
 	if e.crlf {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
@@ -47,19 +47,22 @@ func (e encoding) encode(text string) []byte {
 	return []byte(text)
 }
 
-// normalizeNewlines turns "\r\n" into "\n" in a model's argument.
-func normalizeNewlines(s string) string {
+// NormalizeNewlines turns "\r\n" into "\n" in a model's argument.
+func NormalizeNewlines(s string) string {
 	if strings.Contains(s, "\r") {
 		s = strings.ReplaceAll(s, "\r\n", "\n")
 	}
 	return s
 }
 
-// looksBinary reports whether data (the head of a file) holds a NUL byte,
+// LooksBinary reports whether data (the head of a file) holds a NUL byte,
 // which text files never do.
-func looksBinary(data []byte) bool {
+func LooksBinary(data []byte) bool {
 	if len(data) > 8000 {
 		data = data[:8000]
 	}
 	return bytes.IndexByte(data, 0) >= 0
 }
+
+// CRLF reports whether the file's lines end in CR LF.
+func (e Encoding) CRLF() bool { return e.crlf }

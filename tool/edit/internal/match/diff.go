@@ -1,4 +1,4 @@
-package edit
+package match
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func Diff(name, before string, spans []Span) (string, DiffStat) {
 		end := lineEnd(before, spans[i].End)
 		j := i + 1
 		for j < len(spans) {
-			if ns := lineStart(before, spans[j].Start); ns > end && countLines(before[end:ns]) > 2*contextLines {
+			if ns := lineStart(before, spans[j].Start); ns > end && CountLines(before[end:ns]) > 2*contextLines {
 				break
 			}
 			end = max(end, lineEnd(before, spans[j].End))
@@ -70,7 +70,7 @@ func Diff(name, before string, spans []Span) (string, DiffStat) {
 			}
 			nb.WriteString(before[last:re])
 			newRegion := nb.String()
-			added += countLines(newRegion) - countLines(oldRegion)
+			added += CountLines(newRegion) - CountLines(oldRegion)
 			for _, e := range udiff.Lines(oldRegion, newRegion) {
 				e.Start += rs - ws
 				e.End += rs - ws
@@ -109,7 +109,7 @@ func NewFileDiff(name, content string) (string, DiffStat) {
 		return "", DiffStat{}
 	}
 	u, _ := udiff.ToUnifiedDiff("/dev/null", name, "", []udiff.Edit{{Start: 0, End: 0, New: content}}, contextLines)
-	return u.String(), DiffStat{Added: countLines(content)}
+	return u.String(), DiffStat{Added: CountLines(content)}
 }
 
 // lineStart is the offset of the start of the line holding off.
@@ -129,8 +129,8 @@ func lineEnd(s string, off int) int {
 	return len(s)
 }
 
-// countLines counts lines, a last line without "\n" included.
-func countLines(s string) int {
+// CountLines counts lines, a last line without "\n" included.
+func CountLines(s string) int {
 	n := strings.Count(s, "\n")
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		n++

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/investigator"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
@@ -89,7 +90,7 @@ func TestCodebaseInvestigatorEndToEnd(t *testing.T) {
 	if !result.OK {
 		t.Fatalf("investigator failed: %s", result.Error)
 	}
-	var rep agent.InvestigatorReport
+	var rep investigator.Report
 	if err := json.Unmarshal([]byte(result.Output), &rep); err != nil {
 		t.Fatalf("not a report: %v\n%s", err, result.Output)
 	}

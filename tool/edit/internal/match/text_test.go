@@ -1,4 +1,4 @@
-package edit
+package match
 
 import (
 	"strings"
@@ -14,14 +14,14 @@ func TestDecodeEncode(t *testing.T) {
 	for _, raw := range []string{
 		"", "a", "a\n", "a\r\nb\r\n", "a\r\nb\n", "\xef\xbb\xbfx\r\ny", "\xef\xbb\xbf", "a\rb\n", "\r\n",
 	} {
-		text, enc := decode([]byte(raw))
+		text, enc := Decode([]byte(raw))
 		if strings.HasPrefix(text, utf8BOM) {
 			t.Errorf("%q: BOM left in the text", raw)
 		}
 		if enc.crlf && strings.Contains(text, "\r\n") {
 			t.Errorf("%q: CRLF left in the text of a CRLF file", raw)
 		}
-		if got := string(enc.encode(text)); got != raw {
+		if got := string(enc.Encode(text)); got != raw {
 			t.Errorf("%q: round trip gives %q", raw, got)
 		}
 	}
@@ -65,25 +65,5 @@ func TestUnescape(t *testing.T) {
 	}
 	if _, ok := unescape("plain"); ok {
 		t.Error("plain text reported as escaped")
-	}
-}
-
-func TestParseFixerAnswer(t *testing.T) {
-	for in, want := range map[string]string{
-		"```\nfoo\nbar\n```":                      "foo\nbar",
-		"Sure:\n```python\n    x = 1\n```\nDone.": "    x = 1",
-		"````\na ``` b\n````":                     "a ``` b",
-		"  just text  ":                           "just text",
-		"```go\nunterminated\n":                   "unterminated",
-	} {
-		got, err := parseFixerAnswer(in)
-		if err != nil || got != want {
-			t.Errorf("parseFixerAnswer(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "NONE", "```\n```", "  \n"} {
-		if got, err := parseFixerAnswer(in); err == nil {
-			t.Errorf("parseFixerAnswer(%q) = %q, want an error", in, got)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package edit
+package match
 
 import (
 	"errors"
@@ -215,7 +215,7 @@ func (e *MatchError) Error() string {
 			fmt.Fprintf(&b, "old_string matches %d places (lines %s), more than expected_replacements (%d): set expected_replacements to %d, or include more surrounding lines.", e.Found, places(), e.Want, e.Found)
 		}
 	case TooFew:
-		fmt.Fprintf(&b, "old_string matches %d place%s (line%s %s), not the %d that expected_replacements says: set expected_replacements to %d, or correct old_string.", e.Found, plural(e.Found), plural(e.Found), places(), e.Want, e.Found)
+		fmt.Fprintf(&b, "old_string matches %d place%s (line%s %s), not the %d that expected_replacements says: set expected_replacements to %d, or correct old_string.", e.Found, Plural(e.Found), Plural(e.Found), places(), e.Want, e.Found)
 	case Ambiguous:
 		fmt.Fprintf(&b, "old_string is not in the file exactly, and %d passages are about equally similar to it (lines %s): copy old_string exactly from the file, with enough surrounding lines to pick one.", e.Found, places())
 	default:
@@ -243,7 +243,7 @@ func (e *MatchError) Error() string {
 	return b.String()
 }
 
-func plural(n int) string {
+func Plural(n int) string {
 	if n == 1 {
 		return ""
 	}
@@ -642,4 +642,48 @@ func inlineScan(content string, x *lineIndex, old, new string) ([]Span, int) {
 		off = p + max(n, 1)
 	}
 	return spans, found
+}
+
+// KeepCRLF gives replacements in a file of mixed line endings the ending
+// of the line they land on.
+func KeepCRLF(content string, m *Match) {
+	for i, s := range m.Spans {
+		e := lineEnd(content, s.End)
+		if e >= 2 && content[e-2] == '\r' || strings.Contains(content[s.Start:s.End], "\r\n") {
+			m.Spans[i].Replacement = strings.ReplaceAll(s.Replacement, "\n", "\r\n")
+		}
+	}
+}
+
+// Resembles reports whether two texts are alike apart from whitespace:
+// at most 40% of their characters differ.
+func Resembles(a, b string) bool {
+	a, b = strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " ")
+	if len(a) > 4000 || len(b) > 4000 {
+		return false
+	}
+	limit := max(len(a), len(b)) * 2 / 5
+	return levenshtein(a, b, limit) <= limit
+}
+
+// FixWindow is the part of content to show a fixer model for an old_string
+// that matched nowhere: ten lines around the closest passage, or the whole
+// of a small file (ok false: too large to show without a closest passage).
+func FixWindow(content string, closest *Passage) (start, end int, ok bool) {
+	x := newLineIndex(content)
+	var lo, hi int // 0-based lines, inclusive
+	switch {
+	case closest != nil:
+		lo = max(0, closest.Line-1-10)
+		hi = min(x.count()-1, closest.Line-1+len(closest.Text)-1+10)
+	case len(content) <= 12<<10 && x.count() > 0:
+		lo, hi = 0, x.count()-1
+	default:
+		return 0, 0, false
+	}
+	start, end = x.start(lo), len(content)
+	if hi+1 < x.count() {
+		end = x.start(hi + 1)
+	}
+	return start, end, true
 }
