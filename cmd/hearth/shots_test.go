@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/internal/termshot"
+	"github.com/hearth-agent/hearth/llm/llmtest"
 )
 
 // TestTUIScreenshots writes PNG screenshots of the terminal UI's main
