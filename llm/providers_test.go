@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/internal/wire"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
@@ -30,6 +33,17 @@ func TestMain(m *testing.M) {
 type timeouts struct {
 	idle, first time.Duration
 	retries     int
+	// memory reaches the fake without a socket (llmtest.InMemory), for
+	// tests in a synctest bubble.
+	memory bool
+}
+
+// client is the HTTP client of a provider for t.
+func (t timeouts) client(srv *llmtest.Server) *http.Client {
+	if t.memory {
+		return srv.InMemory()
+	}
+	return nil
 }
 
 // wireDialect runs one behaviour against one wire format.
@@ -46,7 +60,7 @@ var wireDialects = []wireDialect{
 		name: "ollama", path: "/api/chat",
 		new: func(srv *llmtest.Server, t timeouts) llm.Provider {
 			return ollama.New(ollama.Options{BaseURL: srv.URL, Model: "m", NumCtx: 8192,
-				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries})
+				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries, HTTPClient: t.client(srv)})
 		},
 		stream: llmtest.OllamaStream, whole: llmtest.OllamaWhole,
 	},
@@ -54,7 +68,7 @@ var wireDialects = []wireDialect{
 		name: "openai", path: "/v1/chat/completions",
 		new: func(srv *llmtest.Server, t timeouts) llm.Provider {
 			return openai.New(openai.Options{BaseURL: srv.OpenAIURL(), Model: "m",
-				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries})
+				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries, HTTPClient: t.client(srv)})
 		},
 		stream: llmtest.OpenAIStream, whole: llmtest.OpenAIWhole,
 	},
@@ -359,10 +373,7 @@ func TestRetries(t *testing.T) {
 	}
 }
 
-func TestTruncatedAndSilentStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: waits out idle and first-byte timeouts (the race stage runs it)")
-	}
+func TestTruncatedStreams(t *testing.T) {
 	for _, d := range wireDialects {
 		t.Run(d.name+"/dies mid-answer", func(t *testing.T) {
 			srv := llmtest.New(t)
@@ -375,34 +386,81 @@ func TestTruncatedAndSilentStreams(t *testing.T) {
 				t.Errorf("%d requests: a stream that produced output must not be retried", n)
 			}
 		})
+	}
+}
+
+// chatFor collects a reply with no deadline of the test's own: in a synctest
+// bubble, the provider's timeouts are what end a silent server.
+func chatFor(p llm.Provider, req *llm.Request) (*llm.Response, error) {
+	if req == nil {
+		req = &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	}
+	return llm.Collect(p.Chat(context.Background(), req))
+}
+
+// TestSilenceTimeouts runs the watchdog at its real values (the defaults: 2
+// minutes of silence in a stream, 10 minutes for the first byte) in a
+// synctest bubble, where the fake's pauses and the watchdog's timers run on
+// a fake clock: minutes pass at once, and the moment each timeout fires is
+// exact, whatever the machine's load.
+func TestSilenceTimeouts(t *testing.T) {
+	for _, d := range wireDialects {
 		t.Run(d.name+"/goes silent", func(t *testing.T) {
 			srv := llmtest.New(t)
 			sc := d.stream("m", llmtest.Text("The answer"))
 			sc.Chunks = sc.Chunks[:1]
 			sc.Hang = true
 			srv.Enqueue(d.path, sc)
-			res, err := fakeChat(t, d.new(srv, timeouts{idle: 150 * time.Millisecond, retries: -1}), nil)
-			if llm.CodeOf(err) != llm.CodeServer || !strings.Contains(err.Error(), "stopped sending") || res.Message.Content != "The answer" {
-				t.Fatalf("%v, %+v", err, res.Message)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				res, err := chatFor(d.new(srv, timeouts{retries: -1, memory: true}), nil)
+				if llm.CodeOf(err) != llm.CodeServer || !strings.Contains(err.Error(), "stopped sending") || res.Message.Content != "The answer" {
+					t.Fatalf("%v, %+v", err, res.Message)
+				}
+				if waited := time.Since(start); waited != wire.DefaultIdleTimeout {
+					t.Errorf("ended after %v of silence, want the idle timeout %v", waited, wire.DefaultIdleTimeout)
+				}
+			})
 		})
 		t.Run(d.name+"/slow first byte is not dead", func(t *testing.T) {
 			srv := llmtest.New(t)
 			sc := d.stream("m", llmtest.Text("loaded"))
-			sc.HeaderDelay = 400 * time.Millisecond // a model loading
+			sc.HeaderDelay = 9 * time.Minute // a large model loading: longer than the idle timeout
 			srv.Enqueue(d.path, sc)
-			res, err := fakeChat(t, d.new(srv, timeouts{idle: 100 * time.Millisecond, retries: -1}), nil)
-			if err != nil || res.Message.Content != "loaded" {
-				t.Fatalf("%v %+v", err, res)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				res, err := chatFor(d.new(srv, timeouts{retries: -1, memory: true}), nil)
+				if err != nil || res.Message.Content != "loaded" {
+					t.Fatalf("%v %+v", err, res)
+				}
+			})
 		})
 		t.Run(d.name+"/nothing at all", func(t *testing.T) {
 			srv := llmtest.New(t)
 			srv.Enqueue(d.path, llmtest.Scenario{HeaderDelay: time.Hour})
-			_, err := fakeChat(t, d.new(srv, timeouts{first: 150 * time.Millisecond, retries: -1}), nil)
-			if llm.CodeOf(err) != llm.CodeServer || !strings.Contains(err.Error(), "sent nothing") {
-				t.Fatalf("%v", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				_, err := chatFor(d.new(srv, timeouts{retries: -1, memory: true}), nil)
+				if llm.CodeOf(err) != llm.CodeServer || !strings.Contains(err.Error(), "sent nothing") {
+					t.Fatalf("%v", err)
+				}
+				if waited := time.Since(start); waited != wire.DefaultFirstByteTimeout {
+					t.Errorf("ended after %v, want the first-byte timeout %v", waited, wire.DefaultFirstByteTimeout)
+				}
+			})
+		})
+		t.Run(d.name+"/configured", func(t *testing.T) {
+			srv := llmtest.New(t)
+			sc := d.stream("m", llmtest.Text("a"))
+			sc.Chunks = sc.Chunks[:1]
+			sc.Hang = true
+			srv.Enqueue(d.path, sc)
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				_, err := chatFor(d.new(srv, timeouts{idle: 45 * time.Second, retries: -1, memory: true}), nil)
+				if llm.CodeOf(err) != llm.CodeServer || time.Since(start) != 45*time.Second {
+					t.Fatalf("%v after %v", err, time.Since(start))
+				}
+			})
 		})
 	}
 }
@@ -465,28 +523,28 @@ func waitFor(t *testing.T, ok func() bool) {
 }
 
 // TestSlowConsumerIsNotBlamedOnTheServer holds each event longer than the
-// idle timeout while the server streams steadily.
+// idle timeout while the server streams steadily (a synctest bubble: the
+// fake's pauses and the consumer's are on the fake clock).
 func TestSlowConsumerIsNotBlamedOnTheServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: a deliberately slow consumer: seconds (the race stage runs it)")
-	}
 	for _, d := range wireDialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := llmtest.New(t)
 			parts := []llmtest.Part{}
 			for range 5 {
-				parts = append(parts, llmtest.Pause(20*time.Millisecond), llmtest.Text("x"))
+				parts = append(parts, llmtest.Pause(20*time.Second), llmtest.Text("x"))
 			}
 			srv.Enqueue(d.path, d.stream("m", parts...))
-			p := d.new(srv, timeouts{idle: 100 * time.Millisecond, retries: -1})
-			n := 0
-			for _, err := range p.Chat(context.Background(), &llm.Request{}) {
-				if err != nil {
-					t.Fatalf("after %d events: %v", n, err)
+			synctest.Test(t, func(t *testing.T) {
+				p := d.new(srv, timeouts{retries: -1, memory: true})
+				n := 0
+				for _, err := range p.Chat(context.Background(), &llm.Request{}) {
+					if err != nil {
+						t.Fatalf("after %d events: %v", n, err)
+					}
+					n++
+					time.Sleep(5 * time.Minute) // a slow terminal: longer than the idle timeout
 				}
-				n++
-				time.Sleep(250 * time.Millisecond) // a slow terminal
-			}
+			})
 		})
 	}
 }
@@ -495,23 +553,22 @@ func TestSlowConsumerIsNotBlamedOnTheServer(t *testing.T) {
 // tool call, which can take minutes on a CPU; with tools offered the idle
 // allowance is the long first-byte one.
 func TestToolCallSilenceIsTolerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: waits out pauses longer than the idle timeout (the race stage runs it)")
-	}
 	for _, d := range wireDialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := llmtest.New(t)
-			srv.Enqueue(d.path, d.stream("m", llmtest.Thinking("I will write the file."), llmtest.Pause(400*time.Millisecond), llmtest.Call("write_file", `{"path":"a"}`)))
-			p := d.new(srv, timeouts{idle: 100 * time.Millisecond, first: 5 * time.Second, retries: -1})
-			res, err := fakeChat(t, p, withTools("write_file"))
-			if err != nil || len(res.Message.ToolCalls) != 1 {
-				t.Fatalf("%v %+v", err, res)
-			}
-			// Without tools the short idle timeout holds.
-			srv.Enqueue(d.path, d.stream("m", llmtest.Text("a"), llmtest.Pause(400*time.Millisecond), llmtest.Text("b")))
-			if _, err := fakeChat(t, p, nil); llm.CodeOf(err) != llm.CodeServer {
-				t.Fatalf("no tools: %v", err)
-			}
+			srv.Enqueue(d.path, d.stream("m", llmtest.Thinking("I will write the file."), llmtest.Pause(5*time.Minute), llmtest.Call("write_file", `{"path":"a"}`)))
+			// Without tools the idle timeout holds.
+			srv.Enqueue(d.path, d.stream("m", llmtest.Text("a"), llmtest.Pause(5*time.Minute), llmtest.Text("b")))
+			synctest.Test(t, func(t *testing.T) {
+				p := d.new(srv, timeouts{retries: -1, memory: true})
+				res, err := chatFor(p, withTools("write_file"))
+				if err != nil || len(res.Message.ToolCalls) != 1 {
+					t.Fatalf("%v %+v", err, res)
+				}
+				if _, err := chatFor(p, nil); llm.CodeOf(err) != llm.CodeServer {
+					t.Fatalf("no tools: %v", err)
+				}
+			})
 		})
 	}
 }
