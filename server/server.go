@@ -40,6 +40,9 @@ const (
 	DefaultApprovalTimeout = 15 * time.Minute
 	DefaultKeepEvents      = 5 * time.Minute
 	DefaultMaxTurnEvents   = 4 << 20
+	// DefaultHeartbeat is how often an idle event stream gets a comment
+	// line, so that proxies keep it open and a vanished client is noticed.
+	DefaultHeartbeat = 15 * time.Second
 )
 
 // Options configure a Server. The agent it serves (New's first argument)
@@ -72,6 +75,9 @@ type Options struct {
 	// reconnection; past it the oldest are dropped (0:
 	// DefaultMaxTurnEvents).
 	MaxTurnEvents int
+	// Heartbeat is how often an idle event stream gets a keep-alive
+	// comment (0: DefaultHeartbeat).
+	Heartbeat time.Duration
 	// Assets are the web UI's files (nil: the UI embedded in the binary).
 	Assets fs.FS
 	// Version is reported by GET /v1/health.
@@ -125,6 +131,9 @@ func New(a *hearth.Agent, o Options) (*Server, error) {
 	}
 	if o.MaxTurnEvents <= 0 {
 		o.MaxTurnEvents = DefaultMaxTurnEvents
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

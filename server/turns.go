@@ -21,11 +21,8 @@ import (
 	"github.com/hearth-agent/hearth/session"
 )
 
-// Timings of event streams (variables for tests).
-var (
-	// heartbeat is how often an idle stream gets a comment line, so that
-	// proxies keep it open and a vanished client is noticed.
-	heartbeat = 15 * time.Second
+// Timings of event streams.
+const (
 	// writeTimeout bounds one write to a stream: a client that stops
 	// reading is dropped instead of holding a goroutine.
 	writeTimeout = 30 * time.Second
@@ -423,7 +420,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *turn, after i
 	if _, err := io.WriteString(w, "retry: 1000\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
-	tick := time.NewTicker(heartbeat)
+	tick := time.NewTicker(s.o.Heartbeat)
 	defer tick.Stop()
 	cursor := after
 	var batch [][]byte

@@ -556,9 +556,7 @@ func TestCloseCancelsRunningTurns(t *testing.T) {
 }
 
 func TestIdleStreamsGetKeepAlives(t *testing.T) {
-	defer func(d time.Duration) { heartbeat = d }(heartbeat)
-	heartbeat = 10 * time.Millisecond
-	f := newFixture(t)
+	f := newFixture(t, func(o *setup) { o.Heartbeat = 10 * time.Millisecond })
 	id := f.newSession()
 	f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Pause(100*time.Millisecond), llmtest.Text("late")))
 	resp := f.send(f.request("POST", "/v1/sessions/"+id+"/turns", map[string]any{"message": "wait"}))
