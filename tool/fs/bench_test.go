@@ -155,10 +155,7 @@ func TestSearchAgreesWithRipgrep(t *testing.T) {
 	cmd := exec.Command("rg", "--hidden", "--no-require-git", "-n", "--no-heading", "func Add")
 	cmd.Dir = k.root
 	rg, _ := cmd.Output()
-	var want []string
-	for _, l := range strings.Split(strings.TrimSpace(string(rg)), "\n") {
-		want = append(want, l)
-	}
+	want := strings.Split(strings.TrimSpace(string(rg)), "\n")
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		got = append(got, grepLine.ReplaceAllString(l, "$1:$2:$3")) // rg writes no space

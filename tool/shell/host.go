@@ -174,7 +174,7 @@ func interpret(ctx context.Context, job hostJob, onSpawner func(func())) (exit i
 	if errors.Is(context.Cause(ctx), errMemory) {
 		return 0, nil, true, nil
 	}
-	if code, ok := interp.IsExitStatus(runErr); ok {
+	if code, ok := errors.AsType[interp.ExitStatus](runErr); ok {
 		return int(code), nil, false, nil
 	}
 	if runErr != nil && ctx.Err() == nil {

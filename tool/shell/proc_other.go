@@ -5,12 +5,9 @@ package shell
 import (
 	"fmt"
 	"os"
-	"syscall"
 
 	"mvdan.cc/sh/v3/interp"
 )
-
-func procAttr() *syscall.SysProcAttr { return nil }
 
 // signalGroup can only stop the process itself here.
 func signalGroup(p *os.Process, kill bool) { _ = p.Kill() }

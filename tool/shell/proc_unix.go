@@ -15,12 +15,6 @@ import (
 	"github.com/hearth-agent/hearth/sandbox"
 )
 
-// procAttr starts each program in a session (and process group) of its
-// own: it has no controlling terminal (so it cannot read the user's, or
-// write over a terminal UI), and it and everything it starts can be
-// signalled at once.
-func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
-
 // signalGroup signals p's whole process group.
 func signalGroup(p *os.Process, kill bool) {
 	sig := syscall.SIGTERM

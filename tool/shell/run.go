@@ -34,10 +34,6 @@ var (
 	errRefused      = errors.New("refused")
 )
 
-// abandonAfter is how long past the kill grace period a stopped call waits
-// for the interpreter before returning without it.
-const abandonAfter = 5 * time.Second
-
 // outcome is what one call did.
 type outcome struct {
 	output    string
@@ -210,7 +206,7 @@ func (t *Tool) runDry(parent context.Context, f *syntax.File, dir string, progre
 	if o.refusal != nil {
 		return o
 	}
-	if code, ok := interp.IsExitStatus(runErr); ok {
+	if code, ok := errors.AsType[interp.ExitStatus](runErr); ok {
 		o.exit = int(code)
 	} else if runErr != nil {
 		o.err = runErr
@@ -439,7 +435,7 @@ func (rs *runState) shellC(ctx context.Context, hc interp.HandlerContext, args [
 		return true, err
 	}
 	err = sub.Run(ctx, f)
-	if _, ok := interp.IsExitStatus(err); ok || err == nil {
+	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil {
 		return true, err
 	}
 	return true, err
