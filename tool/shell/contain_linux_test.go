@@ -160,6 +160,7 @@ func TestSecretLocationsHidden(t *testing.T) {
 }
 
 func TestNetworkDenied(t *testing.T) {
+	slow(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
@@ -228,6 +229,7 @@ func TestNetworkDenied(t *testing.T) {
 }
 
 func TestNoDeviceNodes(t *testing.T) {
+	slow(t)
 	if os.Getuid() != 0 {
 		t.Skip("making device nodes needs root")
 	}
@@ -287,6 +289,7 @@ func TestCapabilitiesDropped(t *testing.T) {
 }
 
 func TestInterpreterFilesConfined(t *testing.T) {
+	slow(t)
 	f := newFixture(t, false)
 	before := f.snapshot(t)
 	// The interpreter's own files (here-documents, process
@@ -319,6 +322,7 @@ func TestHearthSurvivesARunawayHost(t *testing.T) {
 }
 
 func TestProcessLimitBindsRoot(t *testing.T) {
+	slow(t)
 	if os.Getuid() != 0 {
 		t.Skip("RLIMIT_NPROC binds other users; this is about root")
 	}
@@ -378,6 +382,7 @@ func TestReadOnlyGitIsExplained(t *testing.T) {
 // extended attributes: the host's read-only mounts refuse them outside the
 // writable directories.
 func TestNoMetadataChangesOutside(t *testing.T) {
+	slow(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
@@ -468,6 +473,7 @@ func TestNewRepositoryAtTheRootMovedAside(t *testing.T) {
 // A program cannot attach to the shell host that runs it (to change its
 // checks or its report): the host is not dumpable.
 func TestHostCannotBeTraced(t *testing.T) {
+	slow(t)
 	f := newFixture(t, false)
 	o := f.run(t, `cat /proc/$PPID/status > /dev/null; head -c 1 /proc/$$/mem > m 2>/dev/null; echo "mem=$?"; ls -l /proc/$$/mem`)
 	_ = o
@@ -539,6 +545,7 @@ func TestSpareHostThatDiedIsReplaced(t *testing.T) {
 // the call ends, none is left, however fast it forks. Root only: others
 // are bound by RLIMIT_NPROC, and root's bomb by the call's pids cgroup.
 func TestForkBombLeavesNothing(t *testing.T) {
+	slow(t)
 	if os.Getuid() != 0 {
 		t.Skip("root's fork bombs are bound by the cgroup; see TestProcessLimitBindsRoot")
 	}
@@ -592,6 +599,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 // workspace (a local proxy, an agent, another program's control socket)
 // cannot be reached, with or without namespaces; socketpair still works.
 func TestUnixSocketsDenied(t *testing.T) {
+	slow(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
@@ -657,6 +665,7 @@ func TestUnixSocketsDenied(t *testing.T) {
 // any process of the same user do it): it could make Hearth fail. Setting
 // its own stays allowed.
 func TestCannotChangeHearthsLimits(t *testing.T) {
+	slow(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")

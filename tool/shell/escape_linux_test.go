@@ -130,6 +130,7 @@ func noMarker(t *testing.T, dir string, pid int) {
 // fork), with an empty environment, are stopped when the call ends:
 // before the fix only process groups were killed, and these ran on.
 func TestDetachedProcessesDieWithTheCall(t *testing.T) {
+	slow(t)
 	for _, tamper := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tamper=%v", tamper), func(t *testing.T) {
 			f := newFixture(t, false)
@@ -150,6 +151,7 @@ func TestDetachedProcessesDieWithTheCall(t *testing.T) {
 // The same with the programs a model would write: python's and perl's
 // setsid and double fork.
 func TestDetachedScriptsDieWithTheCall(t *testing.T) {
+	slow(t)
 	scripts := map[string]string{
 		"python3": pythonEscaper,
 		"perl": `use POSIX;
@@ -183,6 +185,7 @@ open(my $m, ">", "escaped.marker"); print $m "perl outlived the command\n"; clos
 
 // A timeout stops the detached processes too, not only at the end.
 func TestTimeoutKillsDetachedProcesses(t *testing.T) {
+	slow(t)
 	growingTimeout(t, func(timeout time.Duration) bool {
 		f := newFixture(t, false, func(c *Config) { c.Timeout = timeout })
 		f.tool.conf.DisableNamespaces()
@@ -203,6 +206,7 @@ func TestTimeoutKillsDetachedProcesses(t *testing.T) {
 // processes, not those of a call still running; and a process cannot pass
 // itself off as another call's by changing its tag.
 func TestConcurrentCallsKeepTheirDetachedProcesses(t *testing.T) {
+	slow(t)
 	for _, steal := range []bool{false, true} {
 		t.Run(fmt.Sprintf("steal=%v", steal), func(t *testing.T) {
 			// A generous timeout: the long call must outlast the short
@@ -265,6 +269,7 @@ func TestOtherOrphansAreLeftAlone(t *testing.T) {
 // detached, before the call returns. Nothing with its working directory in
 // the workspace is left, and nothing lives to write its marker.
 func TestPIDNamespaceEndsEverything(t *testing.T) {
+	slow(t)
 	f := newFixture(t, false)
 	needNamespaces(t, f)
 	if !f.tool.hostStatus.PIDNamespace {

@@ -307,6 +307,7 @@ func hostileRows() []hostileRow {
 }
 
 func TestHostileInputs(t *testing.T) {
+	slow(t)
 	rows := hostileRows()
 	if len(rows) < 60 {
 		t.Fatalf("only %d hostile rows; the issue asks for at least 60", len(rows))

@@ -116,6 +116,7 @@ func written(path string) bool {
 // A timeout stops the command, and its whole process group dies with it:
 // the grandchild too.
 func TestTimeoutKillsTheProcessGroup(t *testing.T) {
+	slow(t)
 	growingTimeout(t, func(timeout time.Duration) bool {
 		f := newFixture(t, false, func(c *Config) { c.Timeout = timeout })
 		if err := os.WriteFile(filepath.Join(f.ws, "spawn.sh"), []byte(spawnScript), 0o755); err != nil {
@@ -135,6 +136,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 
 // A process that ignores SIGTERM gets SIGKILL after the grace period.
 func TestKillEscalatesToSIGKILL(t *testing.T) {
+	slow(t)
 	growingTimeout(t, func(timeout time.Duration) bool {
 		f := newFixture(t, false, func(c *Config) { c.Timeout = timeout; c.KillGrace = 300 * time.Millisecond })
 		script := "#!/bin/sh\ntrap '' TERM\n" + strings.TrimPrefix(spawnScript, "#!/bin/sh\n")
