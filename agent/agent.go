@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -306,19 +305,6 @@ func alternate(msgs []llm.Message) []llm.Message {
 	return out
 }
 
-// ErrorCode is the code an error event carries for err.
-func ErrorCode(err error) string {
-	var le *llm.Error
-	var te *turnError
-	switch {
-	case errors.As(err, &le):
-		return "provider_" + string(le.Code)
-	case errors.As(err, &te):
-		return te.code
-	}
-	return "agent_error"
-}
-
 func toolMessage(tc llm.ToolCall, content string) llm.Message {
 	return llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: content}
 }
@@ -331,12 +317,13 @@ func (r *run) fail(err error) {
 		return
 	}
 	r.res.Reason, r.res.Err = DoneError, err
-	r.emit(Event{Type: EventError, Error: err.Error(), Code: ErrorCode(err), Retryable: llm.IsRetryable(err)})
+	r.emit(Event{Type: EventError, Error: err.Error(), Code: CodeOf(err), Retryable: llm.IsRetryable(err)})
 }
 
 // turnError ends a turn for a reason of the agent's own.
 type turnError struct {
-	code, msg string
+	code ErrorCode
+	msg  string
 }
 
 func (e *turnError) Error() string { return e.msg }
@@ -446,9 +433,9 @@ func (r *run) runCall(tc llm.ToolCall) (content string, stop error) {
 	}
 	switch {
 	case !ok && r.failedCount >= limit:
-		return content, &turnError{code: "tool_loop", msg: fmt.Sprintf("stopped: the model made the same failing call %d times in a row (%s: %s)", r.failedCount, tc.Name, errText)}
+		return content, &turnError{code: CodeToolLoop, msg: fmt.Sprintf("stopped: the model made the same failing call %d times in a row (%s: %s)", r.failedCount, tc.Name, errText)}
 	case r.sameCount >= 2*limit:
-		return content, &turnError{code: "tool_loop", msg: fmt.Sprintf("stopped: the model made the same call %d times in a row (%s)", r.sameCount, tc.Name)}
+		return content, &turnError{code: CodeToolLoop, msg: fmt.Sprintf("stopped: the model made the same call %d times in a row (%s)", r.sameCount, tc.Name)}
 	}
 	return content, nil
 }

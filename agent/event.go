@@ -7,6 +7,9 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
+
+	"github.com/hearth-agent/hearth/llm"
 )
 
 // EventType names an event. The set and the JSON form of each are Hearth's
@@ -46,6 +49,61 @@ const (
 	DoneError     DoneReason = "error"
 )
 
+// ErrorCode classifies the failure an error event reports (Event.Code).
+// The codes are part of the event contract (docs/events.md): none is
+// renamed or removed.
+type ErrorCode string
+
+// The error codes. A provider's failure is "provider_" followed by its
+// llm.Code (ProviderCode); the others are the agent's own, and the time
+// limit's of a front end that runs turns under one.
+const (
+	// CodeProviderUnreachable: nothing answered at the server's address.
+	CodeProviderUnreachable = "provider_" + ErrorCode(llm.CodeUnreachable)
+	// CodeProviderAuth: the server refused the credentials.
+	CodeProviderAuth = "provider_" + ErrorCode(llm.CodeAuth)
+	// CodeProviderModelNotFound: the server does not have the model.
+	CodeProviderModelNotFound = "provider_" + ErrorCode(llm.CodeModelNotFound)
+	// CodeProviderContextLength: the prompt does not fit the model's window.
+	CodeProviderContextLength = "provider_" + ErrorCode(llm.CodeContextLength)
+	// CodeProviderRateLimited: the server asked the agent to slow down.
+	CodeProviderRateLimited = "provider_" + ErrorCode(llm.CodeRateLimited)
+	// CodeProviderServer: the server failed.
+	CodeProviderServer = "provider_" + ErrorCode(llm.CodeServer)
+	// CodeProviderBadResponse: the server's answer could not be understood.
+	CodeProviderBadResponse = "provider_" + ErrorCode(llm.CodeBadResponse)
+	// CodeProviderInvalidRequest: the server rejected the request itself.
+	CodeProviderInvalidRequest = "provider_" + ErrorCode(llm.CodeInvalidRequest)
+	// CodeProviderCancelled: the provider's call was cancelled.
+	CodeProviderCancelled = "provider_" + ErrorCode(llm.CodeCancelled)
+	// CodeToolLoop: the model repeated the same call until the agent
+	// stopped the turn (Agent.MaxRepeats).
+	CodeToolLoop ErrorCode = "tool_loop"
+	// CodeTimeout: the run's time limit stopped it (hearth run --timeout);
+	// the agent never emits it, the front end that set the limit does.
+	CodeTimeout ErrorCode = "timeout"
+	// CodeAgentError: any other failure.
+	CodeAgentError ErrorCode = "agent_error"
+)
+
+// ProviderCode is the error code of a provider failure with code c.
+func ProviderCode(c llm.Code) ErrorCode { return "provider_" + ErrorCode(c) }
+
+// CodeOf is the code an error event carries for err: ProviderCode of a
+// provider's error, the agent's own code for a turn it stopped, else
+// CodeAgentError.
+func CodeOf(err error) ErrorCode {
+	var le *llm.Error
+	var te *turnError
+	switch {
+	case errors.As(err, &le):
+		return ProviderCode(le.Code)
+	case errors.As(err, &te):
+		return te.code
+	}
+	return CodeAgentError
+}
+
 // Event is one item of a turn's stream. Which fields are set depends on
 // Type; MarshalJSON writes exactly the contract's fields for each type.
 type Event struct {
@@ -68,7 +126,7 @@ type Event struct {
 	// tool_result (failed) and error
 	Error string
 	// error
-	Code      string
+	Code      ErrorCode
 	Retryable bool
 	// usage
 	InputTokens, OutputTokens int

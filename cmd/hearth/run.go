@@ -225,7 +225,7 @@ func printJSONError(w io.Writer, format string, err error) {
 		code = "provider_" + string(llm.CodeOf(err))
 	}
 	if format == "stream-json" {
-		for _, ev := range []agent.Event{{Type: agent.EventError, Code: code, Error: err.Error()}, {Type: agent.EventDone, DoneReason: reason}} {
+		for _, ev := range []agent.Event{{Type: agent.EventError, Code: agent.ErrorCode(code), Error: err.Error()}, {Type: agent.EventDone, DoneReason: reason}} {
 			b, _ := json.Marshal(ev)
 			fmt.Fprintf(w, "%s\n", b)
 		}
@@ -482,7 +482,7 @@ func (p *printer) event(ev agent.Event) {
 			// done.reason stays "cancelled"; an error event before it
 			// says that the time limit, not the user, stopped the run.
 			if err := p.timeout(p.sessionID); err != nil {
-				p.writeJSON(agent.Event{Type: agent.EventError, Code: "timeout", Error: err.Error()})
+				p.writeJSON(agent.Event{Type: agent.EventError, Code: agent.CodeTimeout, Error: err.Error()})
 			}
 		}
 		p.writeJSON(ev)
@@ -552,7 +552,7 @@ func (p *printer) finish(res *hearth.Result, storeErr, fail error) {
 		var te *timeoutError
 		switch {
 		case res.Err != nil:
-			j.Error = &jsonErrorInfo{Code: agent.ErrorCode(res.Err), Message: res.Err.Error()}
+			j.Error = &jsonErrorInfo{Code: string(agent.CodeOf(res.Err)), Message: res.Err.Error()}
 		case errors.As(fail, &tl):
 			j.Error = &jsonErrorInfo{Code: "max_turns", Message: fail.Error()}
 		case errors.As(fail, &te):

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+// The codes' strings are the event contract's (docs/events.md): a change
+// here is a breaking change.
+func TestErrorCodesContract(t *testing.T) {
+	tests := []struct {
+		code ErrorCode
+		llm  llm.Code // the provider code it derives from, if any
+		want string
+	}{
+		{CodeProviderUnreachable, llm.CodeUnreachable, "provider_unreachable"},
+		{CodeProviderAuth, llm.CodeAuth, "provider_auth"},
+		{CodeProviderModelNotFound, llm.CodeModelNotFound, "provider_model_not_found"},
+		{CodeProviderContextLength, llm.CodeContextLength, "provider_context_length"},
+		{CodeProviderRateLimited, llm.CodeRateLimited, "provider_rate_limited"},
+		{CodeProviderServer, llm.CodeServer, "provider_server"},
+		{CodeProviderBadResponse, llm.CodeBadResponse, "provider_bad_response"},
+		{CodeProviderInvalidRequest, llm.CodeInvalidRequest, "provider_invalid_request"},
+		{CodeProviderCancelled, llm.CodeCancelled, "provider_cancelled"},
+		{CodeToolLoop, "", "tool_loop"},
+		{CodeTimeout, "", "timeout"},
+		{CodeAgentError, "", "agent_error"},
+	}
+	doc, err := os.ReadFile("../docs/events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		if string(tc.code) != tc.want {
+			t.Errorf("%s: want %s", tc.code, tc.want)
+		}
+		if tc.llm != "" && ProviderCode(tc.llm) != tc.code {
+			t.Errorf("ProviderCode(%s) = %s, want %s", tc.llm, ProviderCode(tc.llm), tc.code)
+		}
+		// The document lists provider codes by their llm part.
+		listed := strings.TrimPrefix(tc.want, "provider_")
+		if !strings.Contains(string(doc), "`"+listed+"`") {
+			t.Errorf("docs/events.md does not list %s", tc.want)
+		}
+		b, _ := json.Marshal(Event{Type: EventError, Code: tc.code, Error: "e"})
+		if want := fmt.Sprintf(`{"type":"error","code":%q,"message":"e","retryable":false}`, tc.want); string(b) != want {
+			t.Errorf("got %s, want %s", b, want)
+		}
+	}
+}
+
+func TestCodeOf(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want ErrorCode
+	}{
+		{"a provider's error", &llm.Error{Code: llm.CodeUnreachable, Message: "down"}, CodeProviderUnreachable},
+		{"a wrapped provider's error", fmt.Errorf("chat: %w", &llm.Error{Code: llm.CodeContextLength}), CodeProviderContextLength},
+		{"a loop the agent stopped", &turnError{code: CodeToolLoop, msg: "stopped"}, CodeToolLoop},
+		{"a wrapped stop", fmt.Errorf("turn: %w", &turnError{code: CodeToolLoop}), CodeToolLoop},
+		{"anything else", errors.New("boom"), CodeAgentError},
+	}
+	for _, tc := range tests {
+		if got := CodeOf(tc.err); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
