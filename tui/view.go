@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -11,6 +12,37 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 )
+
+// viewState is the screen: the window's size and theme, the transcript
+// and how far it is scrolled, and what is drawn under it.
+type viewState struct {
+	width, height int
+	th            *theme
+	dark          bool
+	md            *mdRenderer // nil: layout builds it again (new width or theme)
+	rc            renderCtx
+	// keyGen is part of the items' cache key: ctrl+t and ctrl+o bump it,
+	// as they change how items draw.
+	keyGen int
+
+	tr     transcript
+	total  int // transcript height
+	scroll int // lines scrolled up from the bottom
+
+	// frame is the spinner's, advanced by each tick while ticking.
+	frame                       int
+	ticking                     bool
+	expandThinking, expandTools bool
+	wsLabel                     string // the workspace, for the banner
+	// hint is shown on the activity line until hintUntil (flash).
+	hint      string
+	hintUntil time.Time
+	quitting  bool
+
+	// bottom is the rendered area under the transcript, and its height.
+	bottom  string
+	bottomH int
+}
 
 // contentWidth is the transcript's width: one column of margin each side.
 func (m *Model) contentWidth() int { return max(m.width-2, 20) }
@@ -275,4 +307,97 @@ func fixOf(msg string) string {
 		return msg[i+2:]
 	}
 	return msg
+}
+
+// ---- theme, size and the banner ----
+
+// setTheme (re)builds the styles for the current background.
+func (m *Model) setTheme() {
+	m.th = newTheme(m.dark, m.opts.NoColor)
+	st := m.input.Styles()
+	plain := st.Focused
+	plain.CursorLine = plain.Text
+	if !m.opts.NoColor {
+		plain.Placeholder = m.th.subtle
+		plain.Prompt = m.th.accentText
+		plain.Text = m.th.base
+		plain.CursorLine = m.th.base
+	} else {
+		plain.Placeholder = m.th.base
+		plain.Prompt = m.th.base
+		plain.Text = m.th.base
+		plain.CursorLine = m.th.base
+	}
+	st.Focused, st.Blurred = plain, plain
+	st.Cursor.Blink = false
+	m.input.SetStyles(st)
+	m.md = nil
+}
+
+// resize lays out for the window size.
+func (m *Model) resize() {
+	m.input.SetWidth(max(m.width-4, 10))
+	m.md = nil
+}
+
+// banner is the first item: who, where, how.
+func (m *Model) banner() {
+	title := "Hearth"
+	if m.opts.Version != "" {
+		title += " " + m.opts.Version
+	}
+	lines := []string{}
+	model := m.model
+	if model == "" {
+		model = "(none: pick one with /model)"
+	}
+	lines = append(lines, m.th.muted.Render(fmt.Sprintf("%s %s · model %s", m.opts.ProviderKind, m.opts.ProviderURL, model)))
+	if m.wsLabel != "" {
+		lines = append(lines, m.th.muted.Render("workspace "+m.wsLabel))
+	}
+	lines = append(lines, m.th.subtle.Render("/help commands · @ attach files · shift+tab approval mode · ctrl+c twice quits"))
+	m.tr.add(&textItem{kind: noticeBanner, title: title, body: lines})
+}
+
+// ---- time ----
+
+// animating says whether anything on screen moves: running work, or a
+// tool call in progress.
+func (m *Model) animating() bool {
+	if m.job != jobNone {
+		return true
+	}
+	for _, e := range m.tr.entries {
+		if e.it.live() {
+			return true
+		}
+	}
+	return false
+}
+
+// tick schedules the next animation frame.
+func (m *Model) tick() tea.Cmd {
+	m.ticking = true
+	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// startTick starts the animation unless it runs already.
+func (m *Model) startTick() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	return m.tick()
+}
+
+// ---- notices ----
+
+// notice adds a notice to the transcript and scrolls down to it.
+func (m *Model) notice(kind noticeKind, title string, body []string) {
+	m.tr.add(&textItem{kind: kind, title: title, body: body})
+	m.scroll = 0
+}
+
+// flash shows a hint under the input for a few seconds.
+func (m *Model) flash(s string) {
+	m.hint, m.hintUntil = s, m.now().Add(2*time.Second)
 }
