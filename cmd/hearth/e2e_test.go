@@ -17,12 +17,17 @@ import (
 	"github.com/hearth-agent/hearth/session"
 )
 
+// builtDir holds the binary built for the tests ("" until built); it is
+// written once, by binary, before any test reads it from TestMain.
+var builtDir string
+
 // binary builds hearth once for the end-to-end tests.
 var binary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "hearth-e2e-bin-")
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "hearth")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
@@ -474,4 +479,13 @@ func TestE2ENoStoreOnAFreshMachine(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "hearth.db")); err == nil {
 		t.Error("listing sessions created a database")
 	}
+}
+
+// TestMain removes the binary the end-to-end tests built, if they did.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
 }

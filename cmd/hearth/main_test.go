@@ -150,9 +150,9 @@ func TestInterruptExit130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "hearth")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := binary() // built once for the package's tests
+	if err != nil {
+		t.Fatalf("build: %v", err)
 	}
 	srv := llmtest.New(t)
 	srv.Always("/api/version", llmtest.Scenario{HeaderDelay: time.Hour})
