@@ -149,7 +149,7 @@ func (w *mdWriter) block(n ast.Node, width int) []string {
 		return w.list(n, width)
 	}
 	// Anything else: its text.
-	return wrapPlain(string(n.Text(w.src)), width) //nolint:staticcheck // a fallback
+	return wrapPlain(w.plain(n), width)
 }
 
 func (w *mdWriter) list(l *ast.List, width int) []string {
