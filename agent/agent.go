@@ -85,6 +85,10 @@ type RunOptions struct {
 	// of the conversation (the history given to Run, then the messages
 	// added since) were replaced by summary.
 	OnCompact func(cut int, summary llm.Message)
+	// SessionID is the stored session this run belongs to ("" when it is
+	// not stored); sub-agents link their child sessions to it
+	// (ChildRun.ParentSession).
+	SessionID string
 }
 
 // Result is what a Run produced.
@@ -468,7 +472,7 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 			return false, "", "", "refused: " + err.Error()
 		}
 	}
-	res, err := safeRun(withScope(r.ctx, r, tc), a.log(), t, call)
+	res, err := safeRun(r.ctx, a.log(), t, call, &scope{r: r, id: tc.ID, name: tc.Name})
 	if h := r.o.Hooks.After; h != nil {
 		h(r.ctx, call, tc.Name, res, err)
 	}
@@ -530,14 +534,20 @@ func (r *run) approve(tc llm.ToolCall, t tool.Tool) string {
 	return msg
 }
 
-// safeRun runs a tool, turning a panic into an error.
-func safeRun(ctx context.Context, log *slog.Logger, t tool.Tool, c tool.Call) (res tool.Result, err error) {
+// safeRun runs a tool, turning a panic into an error. A tool that runs
+// another agent (a delegate: a SubAgent) is given the calling run's scope,
+// so that its child nests its events under the call and takes the caller's
+// settings.
+func safeRun(ctx context.Context, log *slog.Logger, t tool.Tool, c tool.Call, parent *scope) (res tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the tool crashed (%v); this is a bug in the tool, not in your call", p)
 			log.Error("tool panic", "tool", t.Spec().Name, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
+	if d, ok := t.(delegate); ok {
+		return d.runFrom(ctx, c, parent)
+	}
 	return t.Run(ctx, c)
 }
 

@@ -90,8 +90,9 @@ type ChildRun struct {
 	// child again for its report).
 	SessionID string
 	// ParentSession and ParentCall link the child to the caller:
-	// ParentSession is the caller's session (see WithSessionID), "" when
-	// unknown; ParentCall is the id of the tool call that runs the child.
+	// ParentSession is the caller's session (the RunOptions.SessionID of
+	// the calling run), "" when unknown; ParentCall is the id of the tool
+	// call that runs the child.
 	ParentSession, ParentCall string
 	// Prompt is this turn's user message.
 	Prompt string
@@ -113,38 +114,42 @@ func RunChild(ctx context.Context, run ChildRun, emit func(Event)) (*Result, str
 
 // ---- the caller's context ----
 
-// scope is what a running tool call knows of the turn that called it.
+// scope is what a tool call that runs a sub-agent knows of the turn that
+// called it. The run hands it to the call (safeRun), so that the child nests
+// its events under the call and takes the caller's settings.
 type scope struct {
 	r        *run
 	id, name string
 }
 
-type scopeKey struct{}
-
-// withScope gives a tool call's context its turn, so that a sub-agent can
-// nest its events under the call and take the caller's settings.
-func withScope(ctx context.Context, r *run, tc llm.ToolCall) context.Context {
-	return context.WithValue(ctx, scopeKey{}, &scope{r: r, id: tc.ID, name: tc.Name})
+// delegate is a tool that runs another agent: the run calls runFrom with
+// its scope instead of Run. *SubAgent is one. A wrapper that embeds
+// tool.Tool does not pass runFrom on: a wrapped delegate would run as a
+// plain tool, without its caller (a child's tools, the only ones wrapped,
+// never include a sub-agent: see childTools).
+type delegate interface {
+	runFrom(ctx context.Context, c tool.Call, parent *scope) (tool.Result, error)
 }
 
-func scopeOf(ctx context.Context) *scope {
-	s, _ := ctx.Value(scopeKey{}).(*scope)
-	return s
+// inherited is the calling agent's configuration for a child to start
+// from: a copy of it, so that every setting (reasoning, window,
+// compression, limits, logger, approval mode, and any field added to Agent
+// later) passes to the child unless the sub-agent sets its own; it
+// answers with the calling run's model. Prepare is left out: it ran at the
+// start of the caller's turn, before this call.
+func (sc *scope) inherited() Agent {
+	a := *sc.r.a
+	a.Model = sc.r.model()
+	a.Prepare = nil
+	return a
 }
 
-type sessionKey struct{}
-
-// WithSessionID records in ctx the stored session a turn runs in, so that
-// sub-agents it runs link their own sessions to it. conversation.Turn does
-// this.
-func WithSessionID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, id)
-}
-
-// SessionIDFrom returns the session WithSessionID recorded, or "".
-func SessionIDFrom(ctx context.Context) string {
-	s, _ := ctx.Value(sessionKey{}).(string)
-	return s
+// options are the options of the child's run: of the caller's run, it
+// shares who answers approvals (the approver, the live mode, the
+// approvals). Its hooks, message and compaction callbacks and session stay
+// the caller's; the child's Runner gives it its own session.
+func (sc *scope) options() RunOptions {
+	return RunOptions{Approver: sc.r.o.Approver, Mode: sc.r.o.Mode, Approvals: sc.r.approvals}
 }
 
 // ---- the tool ----
@@ -211,8 +216,17 @@ func (s *SubAgent) childTools() (*tool.Registry, error) {
 var errReported = errors.New("the report was accepted")
 
 // Run runs the child on the call's task and returns its result: the report
-// (JSON) when there is an OutputSchema, else its final answer.
+// (JSON) when there is an OutputSchema, else its final answer. Run is the
+// sub-agent called without a calling agent (by a program): it needs its own
+// Provider, and its events' lines go to the call's Progress. Called by an
+// agent as one of its tools, the child nests its events under the call and
+// takes the caller's settings.
 func (s *SubAgent) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
+	return s.runFrom(ctx, c, nil)
+}
+
+// runFrom is Run for a call of the run in sc (nil: no calling agent).
+func (s *SubAgent) runFrom(ctx context.Context, c tool.Call, sc *scope) (tool.Result, error) {
 	a, err := tool.Decode[subAgentArgs](c)
 	if err != nil {
 		return tool.Result{}, err
@@ -224,7 +238,6 @@ func (s *SubAgent) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("sub-agent %s: %w", s.Name, err)
 	}
-	sc := scopeOf(ctx)
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	st.cancel = cancel
@@ -237,7 +250,10 @@ func (s *SubAgent) Run(ctx context.Context, c tool.Call) (tool.Result, error) {
 	if runner == nil {
 		runner = RunChild
 	}
-	run := ChildRun{Agent: child, Options: opts, Name: s.Name, ParentSession: SessionIDFrom(ctx), ParentCall: c.ID, Prompt: taskPrompt(a)}
+	run := ChildRun{Agent: child, Options: opts, Name: s.Name, ParentCall: c.ID, Prompt: taskPrompt(a)}
+	if sc != nil {
+		run.ParentSession = sc.r.o.SessionID
+	}
 	repairs := s.Repairs
 	if repairs == 0 {
 		repairs = DefaultRepairs
@@ -309,8 +325,11 @@ func taskPrompt(a subAgentArgs) string {
 	return p
 }
 
-// child builds the child agent: the sub-agent's own settings, the caller's
-// for the rest (provider, approvals, reasoning, window).
+// child builds the child agent and the options of its run. With a caller,
+// the child starts from the caller's configuration (scope.inherited) and
+// shares its approvals (scope.options). The sub-agent's own settings
+// replace the caller's: System, Tools, MaxTurns, and Provider or Model when
+// set (a Provider of its own comes with its own Model).
 func (s *SubAgent) child(sc *scope, st *childState) (*Agent, RunOptions, error) {
 	var opts RunOptions
 	reg, err := s.childTools()
@@ -335,27 +354,24 @@ func (s *SubAgent) child(sc *scope, st *childState) (*Agent, RunOptions, error) 
 			return nil, opts, err
 		}
 	}
-	a := &Agent{Provider: s.Provider, Model: s.Model, System: s.System, Tools: reg, MaxTurns: s.MaxTurns}
+	var a Agent
+	if sc != nil {
+		a, opts = sc.inherited(), sc.options()
+	}
+	a.System, a.Tools, a.MaxTurns = s.System, reg, s.MaxTurns
 	if a.MaxTurns <= 0 {
 		a.MaxTurns = DefaultSubAgentTurns
 	}
-	if sc != nil {
-		p := sc.r.a
-		if a.Provider == nil {
-			a.Provider = p.Provider
-			if a.Model == "" {
-				a.Model = sc.r.model()
-			}
-		}
-		a.Mode = p.Mode
-		opts = RunOptions{Approver: sc.r.o.Approver, Mode: sc.r.o.Mode, Approvals: sc.r.approvals}
-		a.Think, a.ContextLength, a.CompressAt = p.Think, p.ContextLength, p.CompressAt
-		a.MaxRepeats, a.MaxToolOutput, a.Logger = p.MaxRepeats, p.MaxToolOutput, p.Logger
+	switch {
+	case s.Provider != nil:
+		a.Provider, a.Model = s.Provider, s.Model
+	case s.Model != "":
+		a.Model = s.Model
 	}
 	if a.Provider == nil {
 		return nil, opts, errors.New("no model provider: set SubAgent.Provider, or call it from an agent")
 	}
-	return a, opts, nil
+	return &a, opts, nil
 }
 
 // forward nests the child's events under the calling tool call, as

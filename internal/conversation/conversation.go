@@ -151,6 +151,8 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 
 	a := t.Agent
 	o := t.Options // the hooks below belong to this turn
+	// Sub-agents run by this turn link their sessions to this one.
+	o.SessionID = out.SessionID
 	var mu sync.Mutex
 	var storeErr error
 	keep := func(err error) {
@@ -219,8 +221,6 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 			after(ctx, c, name, res, err)
 		}
 	}
-	// Sub-agents run by this turn link their sessions to this one.
-	ctx = agent.WithSessionID(ctx, out.SessionID)
 	res := a.RunWith(ctx, history, o, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
 			lastOutput = ev.OutputTokens

@@ -14,8 +14,8 @@ import (
 // turns of a child session: the child's session is created on its first
 // turn with ParentID and ParentCall linking it to the caller's session and
 // tool call, and every message, tool run and token count is kept as for
-// any turn. A sub-agent called outside a stored turn (no parent session in
-// its context) runs unstored.
+// any turn. A sub-agent called outside a stored turn (its caller's run has
+// no RunOptions.SessionID) runs unstored.
 func SubAgentRunner(store session.Store, log *slog.Logger) agent.Runner {
 	return func(ctx context.Context, run agent.ChildRun, emit func(agent.Event)) (*agent.Result, string, error) {
 		if run.ParentSession == "" && run.SessionID == "" {
