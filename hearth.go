@@ -104,6 +104,27 @@ const (
 	DoneError     = agent.DoneError
 )
 
+// ErrorCode classifies the failure an error event reports (Event.Code);
+// docs/events.md lists the codes.
+type ErrorCode = agent.ErrorCode
+
+// The error codes: a provider's failure ("provider_" and its llm.Code), the
+// agent's own, and a run's time limit.
+const (
+	CodeProviderUnreachable    = agent.CodeProviderUnreachable    // nothing answered at the server's address
+	CodeProviderAuth           = agent.CodeProviderAuth           // the server refused the credentials
+	CodeProviderModelNotFound  = agent.CodeProviderModelNotFound  // the server does not have the model
+	CodeProviderContextLength  = agent.CodeProviderContextLength  // the prompt does not fit the model's window
+	CodeProviderRateLimited    = agent.CodeProviderRateLimited    // the server asked to slow down
+	CodeProviderServer         = agent.CodeProviderServer         // the server failed
+	CodeProviderBadResponse    = agent.CodeProviderBadResponse    // the server's answer could not be understood
+	CodeProviderInvalidRequest = agent.CodeProviderInvalidRequest // the server rejected the request itself
+	CodeProviderCancelled      = agent.CodeProviderCancelled      // the provider's call was cancelled
+	CodeToolLoop               = agent.CodeToolLoop               // the model repeated the same call
+	CodeTimeout                = agent.CodeTimeout                // the run's time limit stopped it
+	CodeAgentError             = agent.CodeAgentError             // any other failure
+)
+
 // Decision answers an approval.
 type Decision = agent.Decision
 
@@ -204,7 +225,9 @@ var ErrBusy = session.ErrBusy
 // from flags, the environment and config files; a program embedding Hearth
 // fills it in itself. The same Config behaves the same either way.
 type Config struct {
-	// Provider is the model server. Required.
+	// Provider is the model server. Required. Chat is all it must do; one
+	// that is also an llm.ModelDescriber tells the agent its model's window
+	// (see ContextLength).
 	Provider llm.Provider
 	// Model names the model. Required unless every turn names one
 	// (Request.Model).
@@ -246,7 +269,9 @@ type Config struct {
 	// message.
 	Titles bool
 	// ContextLength is the model's window in tokens, for compression. 0:
-	// asked of the server before the first turn.
+	// asked of the server before the first turn (llm.Describe; a provider
+	// that cannot say leaves it unknown, and nothing is compressed
+	// automatically).
 	ContextLength int
 	// CompressAt is the share of the window at which older turns are
 	// summarised (0: agent.DefaultCompressAt; negative: never).
@@ -491,9 +516,11 @@ func (a *Agent) MCPStatus() []MCPStatus {
 	return a.mcp.Status()
 }
 
-// ModelInfo asks the server about the agent's model.
+// ModelInfo asks the server about the agent's model (llm.Describe: an
+// *llm.Error wrapping errors.ErrUnsupported when the provider cannot
+// describe models).
 func (a *Agent) ModelInfo(ctx context.Context) (*llm.ModelInfo, error) {
-	return a.c.Provider.ModelInfo(ctx, a.c.Model)
+	return llm.Describe(ctx, a.c.Provider, a.c.Model)
 }
 
 // Close ends the sessions (their tools and temp directories), stops the MCP
@@ -538,7 +565,7 @@ func (a *Agent) contextLength(ctx context.Context, model string) int {
 		a.ctxAsked = true
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		if mi, err := a.c.Provider.ModelInfo(ctx, model); err == nil {
+		if mi, err := llm.Describe(ctx, a.c.Provider, model); err == nil {
 			a.ctxLength = mi.ContextLength
 		} else {
 			a.log.Debug("the model's context window is unknown", "model", model, "error", err)

@@ -32,7 +32,9 @@ const (
 	// CodeInvalidRequest: the server rejected the request itself (a 400 that
 	// is not about context length), for example "model does not support
 	// tools". Not in the first design notes; added because none of the other
-	// codes tells the user the truth about it.
+	// codes tells the user the truth about it. Also the code of asking a
+	// provider for an optional ability it lacks (Models, Describe, Embed,
+	// Health); that error wraps errors.ErrUnsupported.
 	CodeInvalidRequest Code = "invalid_request"
 	// CodeCancelled: the caller's context was cancelled.
 	CodeCancelled Code = "cancelled"
@@ -43,8 +45,8 @@ type Error struct {
 	Code Code
 	// Retryable says whether the same request may succeed later.
 	Retryable bool
-	// Provider is "ollama" or "openai"; Op is what was being done
-	// ("chat", "list models", …).
+	// Provider is the provider's Kind ("ollama", "openai"); Op is what was
+	// being done ("chat", "list models", …).
 	Provider string
 	Op       string
 	// Status is the HTTP status, 0 when there was none.

@@ -78,20 +78,27 @@ type Event struct {
 // goroutine outlives the loop.
 type Stream = iter.Seq2[Event, error]
 
-// Provider talks to one model server.
+// Provider talks to one model server. Chat is all a provider must do.
+//
+// A provider whose server can do more says so by implementing the optional
+// interfaces, as an io.Writer may be an io.StringWriter: ModelLister (list
+// the server's models), ModelDescriber (describe one model), Embedder
+// (compute embeddings) and HealthChecker (check the server answers).
+// llm/ollama and llm/openai implement all four. Callers reach them through
+// Models, Describe, Embed and Health, which use the ability when the
+// provider has it and otherwise return an *Error with CodeInvalidRequest, the
+// provider's Kind, the operation, a message saying the provider cannot do
+// it, and Err set to errors.ErrUnsupported, so that
+// errors.Is(err, errors.ErrUnsupported) tells that case apart.
+//
+// A wrapper that embeds a Provider (to log or count calls, say) hides the
+// wrapped provider's optional methods: it must declare the ones it passes on.
 //
 // Implementations are safe for concurrent use.
 type Provider interface {
-	// Kind names the wire dialect: "ollama" or "openai".
+	// Kind names the provider, for errors and logs: the wire dialect
+	// ("ollama" or "openai") for Hearth's own providers.
 	Kind() string
 	// Chat sends req and streams the reply.
 	Chat(ctx context.Context, req *Request) Stream
-	// Models lists the models the server has.
-	Models(ctx context.Context) ([]ModelInfo, error)
-	// ModelInfo describes one model: capabilities and context length.
-	ModelInfo(ctx context.Context, model string) (*ModelInfo, error)
-	// Embed returns one embedding vector per input.
-	Embed(ctx context.Context, model string, inputs []string) ([][]float32, error)
-	// Health checks that the server answers and says what it is.
-	Health(ctx context.Context) (*ServerInfo, error)
 }

@@ -327,7 +327,7 @@ func liveCheckReply(t *testing.T, resp *llm.Response, evs []llm.Event, err error
 func TestIntegrationHealth(t *testing.T) {
 	for _, d := range liveDialects(t) {
 		t.Run(d.name, func(t *testing.T) {
-			info, err := d.p.Health(liveCtx(t))
+			info, err := llm.Health(liveCtx(t), d.p)
 			if err != nil {
 				t.Fatalf("Health: %v", err)
 			}
@@ -548,7 +548,7 @@ func TestIntegrationUnknownModel(t *testing.T) {
 			})
 		}
 		t.Run(d.name+"/ModelInfo", func(t *testing.T) {
-			_, err := d.p.ModelInfo(liveCtx(t), missing)
+			_, err := llm.Describe(liveCtx(t), d.p, missing)
 			check(t, err, "show model")
 		})
 	}
@@ -858,7 +858,7 @@ func TestIntegrationEmbed(t *testing.T) {
 	for _, d := range liveDialects(t) {
 		t.Run(d.name, func(t *testing.T) {
 			liveNeedModels(t, d.base, "tiny")
-			vs, err := d.p.Embed(liveCtx(t), "tiny", []string{"hello", "world"})
+			vs, err := llm.Embed(liveCtx(t), d.p, "tiny", []string{"hello", "world"})
 			if err != nil {
 				t.Fatalf("Embed: %v", err)
 			}
@@ -870,7 +870,7 @@ func TestIntegrationEmbed(t *testing.T) {
 			}
 		})
 		t.Run(d.name+"/unknown model", func(t *testing.T) {
-			_, err := d.p.Embed(liveCtx(t), "no-such-model", []string{"hello"})
+			_, err := llm.Embed(liveCtx(t), d.p, "no-such-model", []string{"hello"})
 			if err == nil {
 				t.Fatal("no error for a model the server does not have")
 			}

@@ -40,7 +40,7 @@ func providerError(err error) *errorBody {
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), providerTimeout)
 	defer cancel()
-	list, err := s.agent.Provider().Models(ctx)
+	list, err := llm.Models(ctx, s.agent.Provider())
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, apiError{*providerError(err)})
 		return
@@ -96,7 +96,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		out.Tools = append(out.Tools, names...)
 	}
 	start := time.Now()
-	info, err := p.Health(ctx)
+	info, err := llm.Health(ctx, p)
 	out.Provider.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
 		out.Status = "degraded"
@@ -111,7 +111,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if m := s.agent.Model(); m != "" {
 		out.Model = &modelHealth{Name: m}
 		if out.Provider.Reachable {
-			mi, err := p.ModelInfo(ctx, m)
+			mi, err := llm.Describe(ctx, p, m)
 			if err != nil {
 				out.Status = "degraded"
 				out.Model.Error = providerError(err)

@@ -295,7 +295,7 @@ func healthCmd(p llm.Provider) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err := p.Health(ctx)
+		_, err := llm.Health(ctx, p)
 		return healthMsg{err: err, at: time.Now()}
 	}
 }
@@ -304,7 +304,7 @@ func modelsCmd(p llm.Provider, show bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		ms, err := p.Models(ctx)
+		ms, err := llm.Models(ctx, p)
 		return modelsMsg{models: ms, err: err, show: show}
 	}
 }
@@ -313,7 +313,7 @@ func modelInfoCmd(p llm.Provider, model string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		mi, err := p.ModelInfo(ctx, model)
+		mi, err := llm.Describe(ctx, p, model)
 		return modelInfoMsg{model: model, info: mi, err: err}
 	}
 }

@@ -30,7 +30,7 @@ configured.`,
 			if err != nil {
 				return err
 			}
-			models, err := p.Models(cmd.Context())
+			models, err := llm.Models(cmd.Context(), p)
 			if err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	}()
 
 	progress("reaching the server")
-	info, err := p.Health(ctx)
+	info, err := llm.Health(ctx, p)
 	if err != nil {
 		add(fromError("server", err))
 		add(Check{Name: "model", Status: Skip, Detail: "not checked: the server check failed"})
@@ -100,7 +100,7 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	}
 
 	progress("listing models")
-	models, err := p.Models(ctx)
+	models, err := llm.Models(ctx, p)
 	if err != nil {
 		add(fromError("models", err))
 		return r
@@ -125,7 +125,7 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 		return r
 	}
 	progress("describing " + opts.Model)
-	mi, err := p.ModelInfo(ctx, opts.Model)
+	mi, err := llm.Describe(ctx, p, opts.Model)
 	if err != nil {
 		c := fromError("model", err)
 		if llm.CodeOf(err) == llm.CodeModelNotFound {

@@ -90,7 +90,14 @@ type modelMeta struct {
 	numCtx int
 }
 
-var _ llm.Provider = (*Provider)(nil)
+// Provider has every optional ability of an llm.Provider.
+var (
+	_ llm.Provider       = (*Provider)(nil)
+	_ llm.ModelLister    = (*Provider)(nil)
+	_ llm.ModelDescriber = (*Provider)(nil)
+	_ llm.Embedder       = (*Provider)(nil)
+	_ llm.HealthChecker  = (*Provider)(nil)
+)
 
 // HostFromEnv returns Ollama's address as the ollama command line reads it
 // from OLLAMA_HOST: "host", "host:port", ":port", "http(s)://host[:port]"

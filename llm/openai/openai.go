@@ -73,7 +73,14 @@ type Provider struct {
 	openai bool
 }
 
-var _ llm.Provider = (*Provider)(nil)
+// Provider has every optional ability of an llm.Provider.
+var (
+	_ llm.Provider       = (*Provider)(nil)
+	_ llm.ModelLister    = (*Provider)(nil)
+	_ llm.ModelDescriber = (*Provider)(nil)
+	_ llm.Embedder       = (*Provider)(nil)
+	_ llm.HealthChecker  = (*Provider)(nil)
+)
 
 // NormalizeBaseURL adds /v1 to a URL that has no path.
 func NormalizeBaseURL(s string) string {
