@@ -266,12 +266,7 @@ func bindSubAgents(subs []*agent.SubAgent, specs []SubAgentSpec, reg *tool.Regis
 	for i, s := range subs {
 		s.Tools = reg
 		if len(specs[i].Tools) == 0 {
-			s.Select = nil
-			for _, n := range agent.DefaultSubAgentTools {
-				if _, ok := reg.Get(n); ok {
-					s.Select = append(s.Select, n)
-				}
-			}
+			s.Select = agent.DefaultSubAgentSelect(reg)
 			if len(s.Select) == 0 {
 				s.Tools = nil
 			}

@@ -11,8 +11,21 @@ import (
 )
 
 // DefaultSubAgentTools are what a configured sub-agent gets when its spec
-// names no tools: the read-only file tools.
-var DefaultSubAgentTools = []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}
+// names no tools: the read-only ones, whichever there are (the file tools, an MCP server's
+// read-only tools; never another sub-agent).
+var DefaultSubAgentTools = []string{"@read-only"}
+
+// DefaultSubAgentSelect returns the patterns of DefaultSubAgentTools that
+// select something in reg (none: the sub-agent answers from its prompt).
+func DefaultSubAgentSelect(reg *tool.Registry) []string {
+	var pats []string
+	for _, p := range DefaultSubAgentTools {
+		if _, err := reg.Select(tool.Profile{Tools: []string{p}}); err == nil {
+			pats = append(pats, p)
+		}
+	}
+	return pats
+}
 
 // Delegates implements tool.Delegator: a sub-agent's kind is its tools',
 // so a profile's kind selector ("@read-only") neither selects it nor asks
@@ -78,11 +91,7 @@ func (sp SubAgentSpec) SubAgent(from *tool.Registry, provider llm.Provider, runn
 	}
 	pats := sp.Tools
 	if len(pats) == 0 {
-		for _, n := range DefaultSubAgentTools {
-			if _, ok := from.Get(n); ok {
-				pats = append(pats, n)
-			}
-		}
+		pats = DefaultSubAgentSelect(from)
 	}
 	s := &SubAgent{Name: sp.Name, Description: sp.Description, System: sp.Prompt, Tools: from, Select: pats,
 		Provider: provider, Model: sp.Model, MaxTurns: sp.MaxTurns, Scratchpad: sp.Scratchpad, Runner: runner}

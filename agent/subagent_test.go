@@ -291,8 +291,9 @@ func TestSubAgentSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(s.Select, ",") != "read_file" || s.MaxTurns != 7 || s.Kind() != tool.ReadOnly || s.OutputSchema == nil {
-		t.Errorf("%+v", s)
+	// By default it gets the caller's read-only tools.
+	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file" || s.MaxTurns != 7 || s.Kind() != tool.ReadOnly || s.OutputSchema == nil {
+		t.Errorf("%+v (%v)", s, err)
 	}
 	if err := reg.Add(s); err != nil {
 		t.Fatal(err)

@@ -169,7 +169,7 @@ func (t *turn) finish(err error) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		t.appendLocked(agent.Event{Type: agent.EventError, Code: "agent_error", Error: msg})
+		t.appendLocked(agent.Event{Type: agent.EventError, Code: agent.CodeAgentError, Error: msg})
 		t.appendLocked(agent.Event{Type: agent.EventDone, DoneReason: agent.DoneError})
 	}
 	if t.next == 1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/mcp"
+	"github.com/hearth-agent/hearth/tool"
 )
 
 func TestCodebaseInvestigatorOffered(t *testing.T) {
@@ -55,8 +56,11 @@ func TestConfiguredSubAgents(t *testing.T) {
 		t.Fatalf("tools: %s", names(a))
 	}
 	s := rv.(*agent.SubAgent)
-	if strings.Join(s.Select, ",") != "read_file,read_many_files,list_directory,glob,grep_search" || s.Tools == nil {
-		t.Errorf("reviewer: %v", s.Select)
+	if s.Tools == nil {
+		t.Fatalf("reviewer: no tools (%v)", s.Select)
+	}
+	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file,read_many_files,list_directory,glob,grep_search" {
+		t.Errorf("reviewer: %v %v", s.Select, err)
 	}
 	rn, _ := sess.Tool("runner")
 	if rn.Kind().String() != "execute" {
