@@ -291,8 +291,8 @@ func TestSubAgentSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// By default it gets the caller's read-only tools.
-	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file" || s.MaxTurns != 7 || s.Kind() != tool.ReadOnly || s.OutputSchema == nil {
+	// By default it gets the caller's read-only tools (all of them).
+	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file,crash" || s.MaxTurns != 7 || s.Kind() != tool.ReadOnly || s.OutputSchema == nil {
 		t.Errorf("%+v (%v)", s, err)
 	}
 	if err := reg.Add(s); err != nil {
