@@ -243,12 +243,12 @@ func TestDelegateOnlySubAgents(t *testing.T) {
 	}
 	var _ delegate = s
 	st, _ := s.newState()
-	child, _, err := s.child(nil, st)
-	if err == nil {
+	if _, _, err := s.child(nil, st); err == nil {
 		t.Fatal("a child without a provider")
 	}
 	s.Provider = ollama.New(ollama.Options{BaseURL: "http://127.0.0.1:1", MaxRetries: -1})
-	if child, _, err = s.child(nil, st); err != nil {
+	child, _, err := s.child(nil, st)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range child.Tools.Names() {
