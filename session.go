@@ -143,19 +143,32 @@ func (s *Session) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.busy, s.turn = false, nil
-	if s.tools != nil && s.a.idleTools > 0 {
-		s.idle = time.AfterFunc(s.a.idleTools, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.busy || s.tools == nil {
-				return
-			}
-			if err := s.tools.close(); err != nil {
-				s.a.log.Warn("closing an idle session's tools", "session", s.id, "error", err)
-			}
-			s.tools = nil
-		})
+	s.idleLocked()
+}
+
+// idleLocked (re)starts the countdown that closes the tools of a session
+// nobody uses; s.mu is held.
+func (s *Session) idleLocked() {
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
 	}
+	if s.tools == nil || s.a.idleTools <= 0 {
+		return
+	}
+	var timer *time.Timer
+	timer = time.AfterFunc(s.a.idleTools, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.idle != timer || s.busy || s.tools == nil {
+			return // used again since
+		}
+		if err := s.tools.close(); err != nil {
+			s.a.log.Warn("closing an idle session's tools", "session", s.id, "error", err)
+		}
+		s.tools, s.idle = nil, nil
+	})
+	s.idle = timer
 }
 
 // closeTools releases the session's tools (Agent.Close).
@@ -312,7 +325,7 @@ func (a *Agent) Forget(id string) error {
 	return s.closeTools()
 }
 
-// tools returns the session's tools, built on first use.
+// toolSet returns the session's tools, built on first use.
 func (s *Session) toolSet() (*sessionTools, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,6 +335,9 @@ func (s *Session) toolSet() (*sessionTools, error) {
 			return nil, err
 		}
 		s.tools = ts
+	}
+	if !s.busy {
+		s.idleLocked() // used now: the countdown starts again
 	}
 	return s.tools, nil
 }
