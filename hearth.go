@@ -348,6 +348,8 @@ type Agent struct {
 	log       *slog.Logger
 	idleTools time.Duration
 
+	spare     *sessionTools // built by New, for the first session
+
 	ctxMu     sync.Mutex
 	ctxLength int  // learned from the server
 	ctxAsked  bool // asked once
@@ -454,7 +456,9 @@ func New(c Config) (*Agent, error) {
 	if probe.set != nil {
 		a.sandbox = probe.set.Sandbox()
 	}
-	probe.close()
+	// The first session to run a turn takes these tools: building them
+	// twice would double a headless run's start-up.
+	a.spare = probe
 	if a.mcp != nil {
 		a.mcp.Start()
 	}
@@ -535,8 +539,13 @@ func (a *Agent) Close() error {
 	a.closed = true
 	sessions := a.sessions
 	a.sessions = nil
+	spare := a.spare
+	a.spare = nil
 	a.mu.Unlock()
 	var errs []error
+	if spare != nil {
+		errs = append(errs, spare.close())
+	}
 	for _, s := range sessions {
 		errs = append(errs, s.closeTools())
 	}

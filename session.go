@@ -39,6 +39,7 @@ type Session struct {
 // the profile selected (sub-agents and MCP tools included) and the agent
 // that runs its turns.
 type sessionTools struct {
+	seen   *tool.Seen // what the built-in tools record reads in
 	set    *builtin.Set
 	agent  *agent.Agent
 	detach func()
@@ -126,12 +127,8 @@ func (s *Session) begin(t *Turn) (*sessionTools, error) {
 		s.idle.Stop()
 		s.idle = nil
 	}
-	if s.tools == nil {
-		ts, err := a.buildTools(s.seen)
-		if err != nil {
-			return nil, err
-		}
-		s.tools = ts
+	if err := s.buildLocked(); err != nil {
+		return nil, err
 	}
 	s.busy, s.turn = true, t
 	return s.tools, nil
@@ -190,7 +187,7 @@ func (s *Session) closeTools() error {
 // of what the model read, the host tools, the sub-agents, what the profile
 // selects of them, and the MCP servers' tools as they arrive.
 func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
-	ts := &sessionTools{}
+	ts := &sessionTools{seen: seen}
 	defer func() {
 		if err != nil {
 			ts.close()
@@ -313,28 +310,54 @@ func mcpAllowed(pats []string, name string) bool { return mcp.Allowed(pats, name
 func (a *Agent) Forget(id string) error {
 	a.mu.Lock()
 	s := a.sessions[id]
-	if s != nil && !s.Busy() {
-		delete(a.sessions, id)
-	} else {
-		s = nil
-	}
 	a.mu.Unlock()
-	if s == nil {
+	if s == nil || s.Busy() {
 		return nil
 	}
+	// Locks are taken one at a time: a session takes a.mu under its own
+	// (buildLocked).
+	a.mu.Lock()
+	if a.sessions[id] == s {
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
 	return s.closeTools()
+}
+
+// buildLocked gives the session its tools, if it has none: the ones New
+// built, when no session took them yet, else new ones. s.mu is held.
+func (s *Session) buildLocked() error {
+	if s.tools != nil {
+		return nil
+	}
+	a := s.a
+	a.mu.Lock()
+	closed, spare := a.closed, a.spare
+	a.spare = nil
+	a.mu.Unlock()
+	if closed {
+		return errors.New("hearth: the agent is closed")
+	}
+	if spare != nil {
+		// Nothing has read through this session's record yet: the
+		// spare's record becomes the session's.
+		s.tools, s.seen = spare, spare.seen
+		return nil
+	}
+	ts, err := a.buildTools(s.seen)
+	if err != nil {
+		return err
+	}
+	s.tools = ts
+	return nil
 }
 
 // toolSet returns the session's tools, built on first use.
 func (s *Session) toolSet() (*sessionTools, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tools == nil {
-		ts, err := s.a.buildTools(s.seen)
-		if err != nil {
-			return nil, err
-		}
-		s.tools = ts
+	if err := s.buildLocked(); err != nil {
+		return nil, err
 	}
 	if !s.busy {
 		s.idleLocked() // used now: the countdown starts again
