@@ -18,11 +18,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -234,32 +232,10 @@ func (a *app) warnAPIKeyFlag() {
 		"set HEARTH_API_KEY or OPENAI_API_KEY instead, or name a variable with api_key_env in the config's provider (or keep its key in the keychain with `hearth auth set NAME`)")
 }
 
-// providerFlags is what the flags and the HEARTH_* knobs say about the
-// model server.
+// providerFlags is what the flags say about the model server (the
+// environment and the config files are resolved after, by the loader).
 func (a *app) providerFlags() (providers.Config, error) {
-	cfg := a.flags
-	if s := a.getenv("HEARTH_NUM_CTX"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return cfg, usageError{fmt.Errorf("HEARTH_NUM_CTX=%q: want a number of tokens", s)}
-		}
-		cfg.NumCtx = n
-	}
-	if s := a.getenv("HEARTH_IDLE_TIMEOUT"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			return cfg, usageError{fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 5m", s)}
-		}
-		cfg.IdleTimeout = d
-	}
-	if s := a.getenv("HEARTH_IMPLICIT_THINK"); s != "" {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return cfg, usageError{fmt.Errorf("HEARTH_IMPLICIT_THINK=%q: want true or false", s)}
-		}
-		cfg.ImplicitThink = b
-	}
-	return cfg, nil
+	return a.flags, nil
 }
 
 // logger logs to stderr as HEARTH_LOG and HEARTH_LOG_FORMAT say: by

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,8 +50,12 @@ type Config struct {
 }
 
 // Resolve combines what flags said (c) with the environment (read through
-// getenv), then base (a config file's entry), then defaults, and checks the
-// result. Flags win over the environment, which wins over the file.
+// getenv: HEARTH_PROVIDER, HEARTH_MODEL, HEARTH_BASE_URL, OLLAMA_HOST,
+// OPENAI_BASE_URL, HEARTH_API_KEY, OPENAI_API_KEY, HEARTH_NUM_CTX,
+// HEARTH_IDLE_TIMEOUT, HEARTH_IMPLICIT_THINK), then base (a config file's
+// entry), then defaults, and checks the result. Flags win over the
+// environment, which wins over the file; this is the one place the model
+// server's settings are resolved.
 func Resolve(c, base Config, getenv func(string) string) (Config, error) {
 	pick := func(vals ...string) string {
 		for _, v := range vals {
@@ -84,11 +89,32 @@ func Resolve(c, base Config, getenv func(string) string) (Config, error) {
 	default:
 		return c, fmt.Errorf("unknown provider %q: use --provider ollama, or --provider openai for any OpenAI-compatible server (vLLM, LM Studio, llama.cpp), or the name of a provider in your config", c.Kind)
 	}
+	if s := strings.TrimSpace(getenv("HEARTH_NUM_CTX")); s != "" && c.NumCtx == 0 {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("HEARTH_NUM_CTX=%q: want a number of tokens", s)
+		}
+		c.NumCtx = n
+	}
 	if c.NumCtx == 0 {
 		c.NumCtx = base.NumCtx
 	}
+	if s := strings.TrimSpace(getenv("HEARTH_IDLE_TIMEOUT")); s != "" && c.IdleTimeout == 0 {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("HEARTH_IDLE_TIMEOUT=%q: want a duration such as 5m", s)
+		}
+		c.IdleTimeout = d
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = base.IdleTimeout
+	}
+	if s := strings.TrimSpace(getenv("HEARTH_IMPLICIT_THINK")); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return c, fmt.Errorf("HEARTH_IMPLICIT_THINK=%q: want true or false", s)
+		}
+		c.ImplicitThink = c.ImplicitThink || b
 	}
 	c.ImplicitThink = c.ImplicitThink || base.ImplicitThink
 	if c.Models == nil {

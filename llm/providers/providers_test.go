@@ -3,6 +3,7 @@ package providers
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestResolve(t *testing.T) {
@@ -58,5 +59,42 @@ func TestResolveLayers(t *testing.T) {
 	}
 	if got.Kind != "openai" || got.BaseURL != "http://env:1/v1" || got.Model != "flag-model" || got.APIKey != "file-key" || got.NumCtx != 4096 {
 		t.Errorf("flags over env over file: %+v", got)
+	}
+}
+
+// TestResolveKnobs: the HEARTH_* knobs of the model server are read here,
+// under flags and over the config file; a bad value says what is wanted.
+func TestResolveKnobs(t *testing.T) {
+	base := Config{NumCtx: 4096, IdleTimeout: time.Minute}
+	tests := []struct {
+		name  string
+		flags Config
+		env   map[string]string
+		want  Config // NumCtx, IdleTimeout, ImplicitThink
+		err   string
+	}{
+		{"the file", Config{}, nil, Config{NumCtx: 4096, IdleTimeout: time.Minute}, ""},
+		{"the environment over the file", Config{}, map[string]string{"HEARTH_NUM_CTX": "8192", "HEARTH_IDLE_TIMEOUT": "5m", "HEARTH_IMPLICIT_THINK": "true"},
+			Config{NumCtx: 8192, IdleTimeout: 5 * time.Minute, ImplicitThink: true}, ""},
+		{"flags over the environment", Config{NumCtx: 2048, IdleTimeout: time.Second}, map[string]string{"HEARTH_NUM_CTX": "8192", "HEARTH_IDLE_TIMEOUT": "5m"},
+			Config{NumCtx: 2048, IdleTimeout: time.Second}, ""},
+		{"a bad window", Config{}, map[string]string{"HEARTH_NUM_CTX": "lots"}, Config{}, "HEARTH_NUM_CTX=\"lots\": want a number of tokens"},
+		{"a negative window", Config{}, map[string]string{"HEARTH_NUM_CTX": "-1"}, Config{}, "want a number of tokens"},
+		{"a bad timeout", Config{}, map[string]string{"HEARTH_IDLE_TIMEOUT": "soon"}, Config{}, "want a duration such as 5m"},
+		{"a bad switch", Config{}, map[string]string{"HEARTH_IMPLICIT_THINK": "maybe"}, Config{}, "want true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Resolve(tt.flags, base, func(k string) string { return tt.env[k] })
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got.NumCtx != tt.want.NumCtx || got.IdleTimeout != tt.want.IdleTimeout || got.ImplicitThink != tt.want.ImplicitThink {
+				t.Errorf("%+v %v, want %+v", got, err, tt.want)
+			}
+		})
 	}
 }
