@@ -499,20 +499,11 @@ func TestEditFixer(t *testing.T) {
 // utf8BOM starts a file saved "with BOM".
 const utf8BOM = "\ufeff"
 
-// goFile is a small Go file to edit.
-const goFile = `package main
-
-import "fmt"
-
-func main() {
-	x := compute(1, 2)
-	if x > 3 {
-		fmt.Println("big")
+// goFile is a small Go file to edit, the matching engine's own.
+var goFile = func() string {
+	b, err := os.ReadFile("internal/match/testdata/small.go.txt")
+	if err != nil {
+		panic(err)
 	}
-	fmt.Println(x)
-}
-
-func compute(a, b int) int {
-	return a + b
-}
-`
+	return string(b)
+}()

@@ -2,6 +2,7 @@ package match
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -118,22 +119,15 @@ func checkSpans(t *testing.T, content string, spans []Span) {
 	}
 }
 
-const goFile = `package main
-
-import "fmt"
-
-func main() {
-	x := compute(1, 2)
-	if x > 3 {
-		fmt.Println("big")
+// goFile is a small Go program (testdata/small.go.txt; the edit tool's
+// tests use it too).
+var goFile = func() string {
+	b, err := os.ReadFile("testdata/small.go.txt")
+	if err != nil {
+		panic(err)
 	}
-	fmt.Println(x)
-}
-
-func compute(a, b int) int {
-	return a + b
-}
-`
+	return string(b)
+}()
 
 const pyFile = `class Greeter:
     def __init__(self, name):
