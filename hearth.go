@@ -122,6 +122,8 @@ const (
 	CodeProviderCancelled      = agent.CodeProviderCancelled      // the provider's call was cancelled
 	CodeToolLoop               = agent.CodeToolLoop               // the model repeated the same call
 	CodeTimeout                = agent.CodeTimeout                // the run's time limit stopped it
+	CodeUsage                  = agent.CodeUsage                  // a run could not start: flags, environment, config
+	CodeSessionBusy            = agent.CodeSessionBusy            // the session runs another turn
 	CodeAgentError             = agent.CodeAgentError             // any other failure
 )
 
@@ -348,7 +350,7 @@ type Agent struct {
 	log       *slog.Logger
 	idleTools time.Duration
 
-	spare     *sessionTools // built by New, for the first session
+	spare *sessionTools // built by New, for the first session
 
 	ctxMu     sync.Mutex
 	ctxLength int  // learned from the server

@@ -82,6 +82,13 @@ const (
 	// CodeTimeout: the run's time limit stopped it (hearth run --timeout);
 	// the agent never emits it, the front end that set the limit does.
 	CodeTimeout ErrorCode = "timeout"
+	// CodeUsage: the run could not start because of a flag, an
+	// environment variable or the configuration (hearth run's JSON
+	// output, exit code 2); the agent never emits it.
+	CodeUsage ErrorCode = "usage"
+	// CodeSessionBusy: the session was running another turn, so this one
+	// could not start; the agent never emits it.
+	CodeSessionBusy ErrorCode = "session_busy"
 	// CodeAgentError: any other failure.
 	CodeAgentError ErrorCode = "agent_error"
 )

@@ -30,6 +30,8 @@ func TestErrorCodesContract(t *testing.T) {
 		{CodeProviderCancelled, llm.CodeCancelled, "provider_cancelled"},
 		{CodeToolLoop, "", "tool_loop"},
 		{CodeTimeout, "", "timeout"},
+		{CodeUsage, "", "usage"},
+		{CodeSessionBusy, "", "session_busy"},
 		{CodeAgentError, "", "agent_error"},
 	}
 	doc, err := os.ReadFile("../docs/events.md")

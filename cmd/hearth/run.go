@@ -208,7 +208,7 @@ var errPrinted = errors.New("reported")
 // printJSONError writes a failure that happened outside the agent's turn
 // (bad configuration, a busy session) in the chosen JSON format.
 func printJSONError(w io.Writer, format string, err error) {
-	code := "agent_error"
+	code := agent.CodeAgentError
 	reason := agent.DoneError
 	var ue usageError
 	var te *timeoutError
@@ -216,22 +216,22 @@ func printJSONError(w io.Writer, format string, err error) {
 	case errors.As(err, &te):
 		// A time limit stops a run as Ctrl-C does (done.reason cancelled);
 		// the error event's code tells the two apart.
-		code, reason = "timeout", agent.DoneCancelled
+		code, reason = agent.CodeTimeout, agent.DoneCancelled
 	case errors.As(err, &ue):
-		code = "usage"
+		code = agent.CodeUsage
 	case errors.Is(err, session.ErrBusy):
-		code = "session_busy"
+		code = agent.CodeSessionBusy
 	case llm.CodeOf(err) != "":
-		code = "provider_" + string(llm.CodeOf(err))
+		code = agent.ProviderCode(llm.CodeOf(err))
 	}
 	if format == "stream-json" {
-		for _, ev := range []agent.Event{{Type: agent.EventError, Code: agent.ErrorCode(code), Error: err.Error()}, {Type: agent.EventDone, DoneReason: reason}} {
+		for _, ev := range []agent.Event{{Type: agent.EventError, Code: code, Error: err.Error()}, {Type: agent.EventDone, DoneReason: reason}} {
 			b, _ := json.Marshal(ev)
 			fmt.Fprintf(w, "%s\n", b)
 		}
 		return
 	}
-	b, _ := json.MarshalIndent(jsonResult{Reason: string(reason), ToolCalls: []jsonCall{}, Error: &jsonErrorInfo{Code: code, Message: err.Error()}}, "", "  ")
+	b, _ := json.MarshalIndent(jsonResult{Reason: string(reason), ToolCalls: []jsonCall{}, Error: &jsonErrorInfo{Code: string(code), Message: err.Error()}}, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
 }
 
