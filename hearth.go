@@ -312,7 +312,7 @@ type Profile struct {
 	Tools []string
 	// Allow, if set, narrows what Tools selects: a tool it refuses is not
 	// offered (a project's own tool list, which may only remove tools).
-	Allow func(name string) bool
+	Allow func(t Tool) bool
 	// Mode says which calls need approval (empty: ModeDefault).
 	Mode Mode
 	// System is the system prompt (empty: none; DefaultSystemPrompt is
@@ -475,7 +475,7 @@ func (a *Agent) Tools() []string {
 	if a.mcp != nil {
 		for _, t := range a.mcp.Tools() {
 			n := t.Spec().Name
-			if !slices.Contains(names, n) && mcpAllowed(a.patterns, n) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(n)) {
+			if !slices.Contains(names, n) && a.offers(t) {
 				names = append(names, n)
 			}
 		}

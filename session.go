@@ -249,7 +249,7 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 	if allow := a.c.Profile.Allow; allow != nil {
 		keep := []string{}
 		for _, n := range reg.Names() {
-			if allow(n) {
+			if t, _ := reg.Get(n); allow(t) {
 				keep = append(keep, n)
 			}
 		}
@@ -259,10 +259,7 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 	}
 	bindSubAgents(subs, a.c.SubAgents, reg)
 	if a.mcp != nil {
-		allowed := a.patterns
-		ts.detach = a.mcp.Attach(reg, func(name string) bool {
-			return mcpAllowed(allowed, name) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(name))
-		})
+		ts.detach = a.mcp.Attach(reg, a.offers)
 	}
 	core := a.core
 	core.Tools = reg
@@ -301,8 +298,12 @@ func builtinPatterns(pats []string, servers []MCPServer) []string {
 	return out
 }
 
-// mcpAllowed reports whether the profile's patterns offer an MCP tool.
-func mcpAllowed(pats []string, name string) bool { return mcp.Allowed(pats, name) }
+// offers reports whether the profile offers a tool that arrives late (an
+// MCP server's): its patterns select it, by name or kind, and Allow keeps
+// it.
+func (a *Agent) offers(t tool.Tool) bool {
+	return tool.Allows(a.patterns, t) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(t))
+}
 
 // Forget drops what the runtime holds for a session (its approvals, mode,
 // tools and temp directory): for a session that was deleted. A turn running

@@ -213,22 +213,6 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// Allowed applies a profile's tool patterns (tool.Profile semantics: globs
-// in order, a leading "!" removes) to one tool name. Unlike
-// tool.Registry.Select, a pattern matching nothing is not an error here: a
-// server's tools come and go.
-func Allowed(patterns []string, name string) bool {
-	on := false
-	for _, p := range patterns {
-		neg := strings.HasPrefix(p, "!")
-		p = strings.TrimPrefix(p, "!")
-		if ok, _ := path.Match(p, name); ok {
-			on = !neg
-		}
-	}
-	return on
-}
-
 // IsServerPattern reports whether a profile pattern can only match tools of
 // the named servers (it starts with "server__", after an optional "!"), so
 // that it must not be checked against the built-in tools.

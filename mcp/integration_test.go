@@ -171,7 +171,7 @@ func TestRealFilesystem(t *testing.T) {
 	cfg := ServerConfig{Name: "fs", Command: "node", Args: []string{filesystemJS(dir), root}, Exclude: []string{"move_file"}}
 	m := newManager(t, Options{Servers: []ServerConfig{cfg}})
 	reg, _ := tool.NewRegistry()
-	m.Attach(reg, func(n string) bool { return Allowed([]string{"fs__*", "!fs__write_file"}, n) })
+	m.Attach(reg, func(t tool.Tool) bool { return tool.Allows([]string{"fs__*", "!fs__write_file"}, t) })
 	m.Prepare(context.Background())
 	if s := statusOf(m, "fs"); s.State != StateReady {
 		t.Fatalf("%+v", s)

@@ -129,7 +129,7 @@ type Manager struct {
 // sink is a registry that wants the servers' tools.
 type sink struct {
 	reg   *tool.Registry
-	allow func(name string) bool
+	allow func(t tool.Tool) bool
 	added map[string]bool
 }
 
@@ -233,12 +233,12 @@ func (m *Manager) Prepare(ctx context.Context) {
 }
 
 // Attach offers the servers' tools in reg: those ready now at once, others
-// as they become ready. allow filters by the offered name (nil: all), for
-// a profile's patterns (see Allowed). A name already taken in reg (a
+// as they become ready. allow filters them (nil: all), for a profile's
+// patterns (tool.Allows: names and kinds). A name already taken in reg (a
 // built-in tool) is skipped with a warning in the server's status. Detach
 // (the function returned) stops offering tools to reg: call it when the
 // registry's session ends.
-func (m *Manager) Attach(reg *tool.Registry, allow func(name string) bool) (detach func()) {
+func (m *Manager) Attach(reg *tool.Registry, allow func(t tool.Tool) bool) (detach func()) {
 	sk := &sink{reg: reg, allow: allow, added: map[string]bool{}}
 	m.mu.Lock()
 	m.sinks = append(m.sinks, sk)
@@ -276,7 +276,7 @@ func (m *Manager) publishTo(s *server, sk *sink) {
 	m.mu.Lock()
 	for _, t := range tools {
 		name := t.Spec().Name
-		if sk.added[name] || (sk.allow != nil && !sk.allow(name)) {
+		if sk.added[name] || (sk.allow != nil && !sk.allow(t)) {
 			continue
 		}
 		sk.added[name] = true

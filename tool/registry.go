@@ -226,6 +226,30 @@ func (r *Registry) Select(p Profile) (*Registry, error) {
 	return out, nil
 }
 
+// Allows applies a profile's patterns to one tool, as Select would: globs
+// over its name and kind selectors, in order, "!" removing. Unlike Select, a
+// pattern that matches nothing is not an error (and a bad one matches
+// nothing): it is for tools that come and go, an MCP server's.
+func Allows(patterns []string, t Tool) bool {
+	name := t.Spec().Name
+	_, delegates := t.(Delegator)
+	on := false
+	for _, pat := range patterns {
+		neg := strings.HasPrefix(pat, "!")
+		pat = strings.TrimPrefix(pat, "!")
+		var ok bool
+		if k, isKind := kindSelectors[pat]; isKind {
+			ok = !delegates && t.Kind() == k
+		} else {
+			ok, _ = path.Match(pat, name)
+		}
+		if ok {
+			on = !neg
+		}
+	}
+	return on
+}
+
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	sort.Strings(s)

@@ -30,6 +30,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/providers"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool"
 )
 
 // Options say what to assemble. Zero fields take the configured or default
@@ -197,7 +198,14 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 
 	hp := hearth.Profile{Name: name, Tools: prof.Tools, Mode: mode, System: system, MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think)}
 	if prof.ProjectTools != nil {
-		hp.Allow = prof.ProjectAllows
+		// The project's own list, by name or kind; one that begins with a
+		// removal starts from every tool ("!run_shell_command" alone
+		// removes just that), as config.Profile.ProjectAllows reads it.
+		pats := prof.ProjectTools
+		if len(pats) > 0 && strings.HasPrefix(pats[0], "!") {
+			pats = append([]string{"*"}, pats...)
+		}
+		hp.Allow = func(t hearth.Tool) bool { return tool.Allows(pats, t) }
 	}
 	l.Config = hearth.Config{
 		Provider: p, Model: pc.Model, Profile: hp, Workspace: wsp.Root(),
@@ -253,7 +261,8 @@ func Start(ctx context.Context, o Options) (*hearth.Agent, *Loaded, error) {
 		// the user's to fix.
 		return nil, nil, ConfigError{err}
 	}
-	if st := bot.Sandbox(); !st.Active && mayRunShell(l.Profile) {
+	if _, shell := bot.ToolKind("run_shell_command"); shell && !bot.Sandbox().Active {
+		st := bot.Sandbox()
 		if o.Log == nil {
 			o.Log = slog.New(slog.DiscardHandler)
 		}
@@ -479,19 +488,6 @@ func noteReason(err error) string {
 		return pe.Rule
 	}
 	return err.Error()
-}
-
-// mayRunShell reports whether a profile's tools may include the shell.
-func mayRunShell(prof config.Profile) bool {
-	if !prof.ProjectAllows("run_shell_command") {
-		return false
-	}
-	for _, p := range prof.Tools {
-		if p == "*" || strings.HasPrefix(p, "run_shell") {
-			return true
-		}
-	}
-	return false
 }
 
 // warn gives the user sentences to read (Options.Warn), and keeps them.

@@ -196,3 +196,33 @@ func TestSecretsLeaveTheEnvironment(t *testing.T) {
 		t.Error("a variable that is no secret was taken")
 	}
 }
+
+// TestKindSelectorsInConfig: "@read-only" works in a user's profile and in
+// a project's list (which narrows by kind too, not by name alone).
+func TestKindSelectorsInConfig(t *testing.T) {
+	tests := []struct {
+		name, user, project string
+		want                string
+	}{
+		{"a user's profile", "[profiles.headless]\ntools = [\"@read-only\"]\n", "",
+			"read_file,read_many_files,list_directory,glob,grep_search"},
+		{"a project's list", "[profiles.headless]\ntools = [\"*\"]\n", "[profiles.headless]\ntools = [\"@read-only\"]\n",
+			"read_file,read_many_files,list_directory,glob,grep_search"},
+		{"a project removes a kind", "[profiles.headless]\ntools = [\"*\"]\n", "[profiles.headless]\ntools = [\"!@execute\"]\n",
+			"read_file,read_many_files,write_file,list_directory,glob,grep_search,edit,codebase_investigator"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _ := setup(t, tt.user, tt.project, nil)
+			o.Warn = func(string) {}
+			a, err := start(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if got := names(a); got != tt.want {
+				t.Errorf("tools %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
