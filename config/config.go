@@ -90,7 +90,9 @@ type Model struct {
 
 // Profile is what one mode runs with.
 type Profile struct {
-	// Tools are the enabled tools (glob patterns; "!name" removes).
+	// Tools are the enabled tools, in order: globs over names, kind
+	// selectors ("@read-only", "@edit", "@execute"), "!" removing
+	// (tool.Profile).
 	Tools []string `toml:"tools"`
 	// ApprovalMode is default, auto_edit, yolo or plan.
 	ApprovalMode string `toml:"approval_mode"`
