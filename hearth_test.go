@@ -545,3 +545,64 @@ func TestNewServerServesHostTools(t *testing.T) {
 		t.Errorf("stream:\n%s", stream)
 	}
 }
+
+// TestSessionModeAndUnattended: the session's mode decides, during a turn
+// too (a waiting approval that the new mode allows is answered by the
+// runtime); an unattended turn streams its events and refuses what needs
+// an answer at once; an approval nobody answers times out denied.
+func TestSessionModeAndUnattended(t *testing.T) {
+	flag := llmtest.Call("set_feature_flag", `{"name":"fast_checkout","on":true}`)
+	t.Run("mode switched while an approval waits", func(t *testing.T) {
+		f := newFixture(t)
+		f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", flag), llmtest.OllamaStream("m", llmtest.Text("Done.")))
+		turn := f.bot.NewTurn(context.Background(), hearth.Request{SessionID: "s1", Message: "go"})
+		asked := ""
+		evs := collect(t, turn, func(ev hearth.Event) {
+			asked = ev.ID
+			if w := turn.Waiting(); len(w) != 1 || w[0] != ev.ID {
+				t.Errorf("waiting %v", w)
+			}
+			if err := turn.Session().SetMode(hearth.ModeAutoEdit); err != nil {
+				t.Error(err)
+			}
+		})
+		if len(f.app.ran()) != 1 || f.bot.Session("s1").Mode() != hearth.ModeAutoEdit {
+			t.Fatalf("ran %v, mode %s; events %v", f.app.ran(), f.bot.Session("s1").Mode(), typesOf(evs))
+		}
+		if err := turn.Approve(asked, hearth.Allow); asked == "" || !errors.Is(err, hearth.ErrNoApproval) {
+			t.Errorf("answering after the mode did: %v", err)
+		}
+		if err := f.bot.Session("s1").SetMode("careful"); err == nil {
+			t.Error("an unknown mode was taken")
+		}
+	})
+	t.Run("unattended", func(t *testing.T) {
+		f := newFixture(t)
+		f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", flag), llmtest.OllamaStream("m", llmtest.Text("Could not.")))
+		turn := f.bot.NewTurn(context.Background(), hearth.Request{Message: "go", Unattended: true})
+		var result hearth.Event
+		evs := collect(t, turn, func(hearth.Event) {})
+		for _, ev := range evs {
+			if ev.Type == hearth.EventToolResult {
+				result = ev
+			}
+		}
+		if len(f.app.ran()) != 0 || result.OK || !strings.Contains(result.Error, "cannot ask") {
+			t.Errorf("ran %v, result %+v", f.app.ran(), result)
+		}
+	})
+	t.Run("approval timeout", func(t *testing.T) {
+		f := newFixture(t)
+		f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", flag), llmtest.OllamaStream("m", llmtest.Text("No one answered.")))
+		turn := f.bot.NewTurn(context.Background(), hearth.Request{Message: "go", ApprovalTimeout: 10 * time.Millisecond})
+		var result hearth.Event
+		for _, ev := range collect(t, turn, nil) {
+			if ev.Type == hearth.EventToolResult {
+				result = ev
+			}
+		}
+		if len(f.app.ran()) != 0 || !strings.Contains(result.Error, "no one answered within 10ms") {
+			t.Errorf("ran %v, result %+v", f.app.ran(), result)
+		}
+	})
+}
