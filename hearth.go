@@ -220,6 +220,19 @@ type MCPServer = mcp.ServerConfig
 // MCPStatus is the state of one MCP server.
 type MCPStatus = mcp.ServerStatus
 
+// MCPState names where an MCP server is in its life.
+type MCPState = mcp.State
+
+// The states of an MCP server.
+const (
+	MCPIdle     = mcp.StateIdle
+	MCPStarting = mcp.StateStarting
+	MCPReady    = mcp.StateReady
+	MCPFailed   = mcp.StateFailed  // it could not start (Error says why)
+	MCPCrashed  = mcp.StateCrashed // it stopped after it was ready
+	MCPClosed   = mcp.StateClosed
+)
+
 // ErrBusy is wrapped by the error of a turn whose session runs another.
 var ErrBusy = session.ErrBusy
 

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-agent/hearth/mcp"
-
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -63,7 +62,7 @@ type healthJSON struct {
 	ApprovalMode string         `json:"approval_mode"`
 	// MCP lists the MCP servers and their state (absent when none is
 	// configured); a failed one makes the status "degraded".
-	MCP []mcp.ServerStatus `json:"mcp,omitempty"`
+	MCP []hearth.MCPStatus `json:"mcp,omitempty"`
 }
 
 type providerHealth struct {
@@ -125,7 +124,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if st := s.agent.MCPStatus(); st != nil {
 		out.MCP = st
 		for _, st := range out.MCP {
-			if st.State == mcp.StateFailed || st.State == mcp.StateCrashed {
+			if st.State == hearth.MCPFailed || st.State == hearth.MCPCrashed {
 				out.Status = "degraded"
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth"
-	"github.com/hearth-agent/hearth/mcp"
 
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
@@ -353,7 +352,7 @@ func TestHealthReportsMCPServers(t *testing.T) {
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		h = healthJSON{}
 		f.call("GET", "/v1/health", nil, http.StatusOK, &h)
-		if len(h.MCP) == 1 && h.MCP[0].State == mcp.StateFailed || time.Now().After(deadline) {
+		if len(h.MCP) == 1 && h.MCP[0].State == hearth.MCPFailed || time.Now().After(deadline) {
 			break
 		}
 	}
