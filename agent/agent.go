@@ -336,14 +336,7 @@ func (e *turnError) Error() string { return e.msg }
 // assistant message (partial when the stream failed; nil when empty).
 func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 	a := r.a
-	req := &llm.Request{Model: r.model(), Think: a.Think, ContextLength: a.ContextLength}
-	if a.System != "" {
-		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
-	}
-	req.Messages = append(req.Messages, alternate(msgs)...)
-	if a.Tools != nil {
-		req.Tools = a.Tools.Specs()
-	}
+	req := a.request(r.model(), msgs)
 	var text, thinking strings.Builder
 	var calls []llm.ToolCall
 	inThinking := false
