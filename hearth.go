@@ -279,10 +279,6 @@ type Config struct {
 	// Store keeps the sessions. Nil: a temporary database that Close
 	// removes.
 	Store session.Store
-	// Titles asks the model for a title for each new session (an extra,
-	// short model call); otherwise the title is the start of the first
-	// message.
-	Titles bool
 	// ContextLength is the model's window in tokens, for compression. 0:
 	// asked of the server before the first turn (llm.Describe; a provider
 	// that cannot say leaves it unknown, and nothing is compressed

@@ -395,6 +395,31 @@ func (s *Session) Compress(ctx context.Context, model string, keep int) error {
 	return conversation.Compress(ctx, s.a.store, &a, s.id, keep)
 }
 
+// Title asks the model for a better title for the session, if it still
+// has the one its first prompt gave it (the start of its first line), and
+// keeps it; it returns the session's title, new or as it was. No turn
+// waits for a title: an interactive front end calls Title in the
+// background once a session has an answer (or when it shows one that was
+// titled from its prompt); a headless run never does. The question is
+// sent with the conversation as the session's next turn sends it, so that
+// a server that caches prompts evaluates the question only, and keeps the
+// conversation cached for that turn.
+//
+// model answers ("": the agent's): the one the session's turns use, so
+// that the server has it loaded and the conversation cached.
+func (s *Session) Title(ctx context.Context, model string) (string, error) {
+	ts, err := s.toolSet()
+	if err != nil {
+		return "", err
+	}
+	a := *ts.agent
+	if model != "" {
+		a.Model = model
+	}
+	a.ContextLength = s.a.contextLength(ctx, a.Model)
+	return conversation.Title(ctx, s.a.store, &a, s.id)
+}
+
 // ToolKind says what the tool of this name may do (false: no such tool).
 func (a *Agent) ToolKind(name string) (Kind, bool) {
 	if k, ok := a.kinds[name]; ok {

@@ -258,7 +258,7 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 		return
 	}
 	defer s.end()
-	core := tools.agent
+	core := *tools.agent // its window is this turn's own (a title may be asked meanwhile)
 	model := core.Model
 	if t.req.Model != "" {
 		model = t.req.Model
@@ -269,8 +269,8 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 	}
 	core.ContextLength = a.contextLength(ctx, model)
 	opts := agent.RunOptions{Model: t.req.Model, Approver: ap, Mode: s.Mode, Approvals: &s.approvals}
-	ct := &conversation.Turn{Store: a.store, Agent: core, Options: opts, Prompt: llm.Message{Content: t.req.Message},
-		Context: t.req.Context, Retry: t.req.Retry, Titles: a.c.Titles, Log: a.log,
+	ct := &conversation.Turn{Store: a.store, Agent: &core, Options: opts, Prompt: llm.Message{Content: t.req.Message},
+		Context: t.req.Context, Retry: t.req.Retry, Log: a.log,
 		Session: session.Session{ID: s.id, Provider: a.c.Provider.Kind(), Model: model, Workspace: a.Workspace()}}
 	out, runErr := ct.Run(ctx, emit)
 	err = runErr

@@ -199,6 +199,7 @@ var routes = []route{
 	{"GET", "/v1/sessions/{id}", (*Server).getSession},
 	{"PATCH", "/v1/sessions/{id}", (*Server).patchSession},
 	{"DELETE", "/v1/sessions/{id}", (*Server).deleteSession},
+	{"POST", "/v1/sessions/{id}/title", (*Server).titleSession},
 	{"POST", "/v1/sessions/{id}/turns", (*Server).postTurn},
 	{"GET", "/v1/sessions/{id}/events", (*Server).getEvents},
 	{"POST", "/v1/sessions/{id}/cancel", (*Server).cancelTurn},

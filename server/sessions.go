@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -179,6 +182,43 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.store.Rename(r.Context(), id, title); err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	se, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionJSON{Session: *se, RunningTurn: s.runningTurn(id)})
+}
+
+// titleTimeout bounds POST /v1/sessions/{id}/title's model call.
+const titleTimeout = time.Minute
+
+// titleSession asks the model for a better title for a session that still
+// has the one its first prompt gave it (hearth.Session.Title). A turn never
+// waits for its title: the web UI asks for it in the background after a
+// turn, and shows it when it comes.
+func (s *Server) titleSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body struct {
+		Model string `json:"model"`
+	}
+	if !decodeJSON(w, r, &body, true, `{"model": "qwen3:4b"}`) {
+		return
+	}
+	if err := s.exists(r.Context(), id); err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), titleTimeout)
+	defer cancel()
+	if _, err := s.agent.Session(id).Title(ctx, body.Model); err != nil {
+		if llm.CodeOf(err) != "" || errors.Is(err, agent.ErrNoAnswer) {
+			writeJSON(w, http.StatusBadGateway, apiError{*providerError(err)})
+			return
+		}
 		s.storeError(w, id, err)
 		return
 	}

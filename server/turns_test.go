@@ -101,6 +101,37 @@ func TestTurnContextReachesTheModelButIsNotKept(t *testing.T) {
 	}
 }
 
+// A turn answers without asking for a title: the session has its first
+// prompt's at once, and POST …/title asks the model for a better one,
+// once.
+func TestTitleInTheBackground(t *testing.T) {
+	f := newFixture(t)
+	id := f.newSession()
+	f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Row 3 is late.")))
+	f.turn(id, map[string]any{"message": "which row is late?\nthe csv"}).rest()
+	if n := len(f.fake.RequestsTo("/api/chat")); n != 1 {
+		t.Errorf("%d model requests in the turn: it must not wait on a title", n)
+	}
+	var se sessionJSON
+	f.call("GET", "/v1/sessions/"+id, nil, http.StatusOK, &se)
+	if se.Title != "which row is late" {
+		t.Errorf("title after the turn %q", se.Title)
+	}
+	f.fake.Enqueue("/api/chat", llmtest.OllamaError(500, "out of memory"))
+	f.call("POST", "/v1/sessions/"+id+"/title", nil, http.StatusBadGateway, nil)
+	f.fake.Enqueue("/api/chat", llmtest.OllamaWhole("m", llmtest.Text("Late rows")))
+	f.call("POST", "/v1/sessions/"+id+"/title", map[string]any{"model": "m"}, http.StatusOK, &se)
+	if se.Title != "Late rows" {
+		t.Errorf("title %q", se.Title)
+	}
+	// Titled: no model call again.
+	f.call("POST", "/v1/sessions/"+id+"/title", nil, http.StatusOK, &se)
+	if n := len(f.fake.RequestsTo("/api/chat")); n != 3 || se.Title != "Late rows" {
+		t.Errorf("%d model requests, title %q", n, se.Title)
+	}
+	f.call("POST", "/v1/sessions/s-nope/title", nil, http.StatusNotFound, nil)
+}
+
 func TestReconnectWithLastEventIDLosesNothing(t *testing.T) {
 	f := newFixture(t)
 	id := f.newSession()

@@ -338,6 +338,9 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 	}
 	m.ctxUsed = s.InputTokens / max(1, s.MessageCount/2)
 	m.notice(noticeInfo, fmt.Sprintf("Resumed session %s “%s”: %d messages.", s.ID, s.Title, s.MessageCount), nil)
+	if m.lastAnswer != "" {
+		return m.titleLater(s.ID) // a session titled from its prompt only
+	}
 	return nil
 }
 

@@ -188,9 +188,13 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 			e.dirty = true
 		}
 	}
+	var title tea.Cmd
 	if msg.out != nil {
 		m.sessionID = msg.out.SessionID
 		m.draftID = ""
+		if msg.out.Reason == agent.DoneStop {
+			title = m.titleLater(m.sessionID)
+		}
 	}
 	if msg.err != nil {
 		switch {
@@ -202,5 +206,5 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 			m.notice(noticeWarn, msg.err.Error(), nil)
 		}
 	}
-	return tea.Batch(m.next(), m.refreshFiles())
+	return tea.Batch(m.next(), m.refreshFiles(), title)
 }

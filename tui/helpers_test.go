@@ -88,7 +88,7 @@ func newAgent(t testing.TB, srv *llmtest.Server, home, ws string, mcp ...hearth.
 	a, err := hearth.New(hearth.Config{
 		Provider: ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1}), Model: "m",
 		Profile:   hearth.Profile{Name: "tui", Tools: []string{"*"}, System: hearth.DefaultSystemPrompt(ws)},
-		Workspace: ws, Sandbox: hearth.Sandbox{Home: home, TempRoot: home}, Store: st, Titles: true, MCPServers: mcp,
+		Workspace: ws, Sandbox: hearth.Sandbox{Home: home, TempRoot: home}, Store: st, MCPServers: mcp,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,12 @@
 package tui
 
 import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -18,6 +24,39 @@ type sessionState struct {
 	sessions []session.Session
 	// lastAnswer is what /copy copies.
 	lastAnswer string
+	// titled are the sessions the model was asked to title in this run
+	// (asked once each, whatever came of it).
+	titled map[string]bool
+}
+
+// titleLater asks the model, in the background, for a better title for
+// session id if it still has the one its first prompt gave it: after a
+// turn that answered, or when a stored session is opened. Nothing waits
+// for it; the header shows the title when it comes.
+func (m *Model) titleLater(id string) tea.Cmd {
+	if id == "" || m.titled[id] || m.model == "" {
+		return nil
+	}
+	if m.titled == nil {
+		m.titled = map[string]bool{}
+	}
+	m.titled[id] = true
+	a, model := m.agent, m.model
+	if model == a.Model() {
+		model = ""
+	}
+	return func() tea.Msg { return askTitle(a, id, model) }
+}
+
+// askTitle is titleLater's work.
+func askTitle(a *hearth.Agent, id, model string) tea.Msg {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	title, err := a.Session(id).Title(ctx, model)
+	if err != nil || title == "" {
+		return nil // the title from the prompt stands
+	}
+	return sessionTitleMsg{id: id, title: title}
 }
 
 // currentID is the session the conversation goes to: the current one, or

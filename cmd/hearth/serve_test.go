@@ -141,15 +141,14 @@ func TestE2EServe(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	e.srv.Enqueue("/api/chat",
-		llmtest.OllamaStream("m", llmtest.Text("Hello from the API.")),
-		llmtest.OllamaWhole("m", llmtest.Text("API greeting"))) // the title
+		llmtest.OllamaStream("m", llmtest.Text("Hello from the API.")))
 	code, body = s.call("POST", "/v1/sessions/"+se.ID+"/turns", s.token, `{"message":"say hello"}`)
 	if code != 200 || !strings.Contains(body, `data: {"type":"done","reason":"stop","text":"Hello from the API."}`) {
 		t.Fatalf("turn: %d\n%s", code, body)
 	}
 	st := e.store()
 	got, err := st.Get(context.Background(), se.ID)
-	if err != nil || got.Title != "API greeting" {
+	if err != nil || got.Title != "say hello" {
 		t.Errorf("stored session %+v %v", got, err)
 	}
 

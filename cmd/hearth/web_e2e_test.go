@@ -192,7 +192,7 @@ func webPrereqs(t *testing.T) (web, node, chromium string) {
 // markers in the user's last message (the screenshots' prompts go without
 // them, in plain words).
 //
-//   - a title request (not streamed): the prompt's first six words
+//   - a title request (not streamed): the first prompt's first six words
 //     without markers (after 4 s for a prompt with "[slowtitle]");
 //   - "[think]", or "maps in Go": reasoning (slowly enough to see the panel
 //     open), then a Markdown answer with a Go code block, and usage;
@@ -217,26 +217,23 @@ func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 		return llmtest.OllamaError(400, "webModel: the request is not JSON: "+err.Error())
 	}
 	model := req.Model
-	prompt, toolResult, answered := "", "", false
+	first, prompt, toolResult, answered := "", "", "", false
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "user":
 			prompt, toolResult, answered = m.Content, "", false
+			if first == "" {
+				first = prompt
+			}
 		case "tool":
 			toolResult, answered = m.Content, true
 		}
 	}
 	if !req.Stream || strings.HasPrefix(prompt, "Write a title") {
-		p := prompt
-		if i := strings.Index(p, "User: "); i >= 0 {
-			p = p[i+len("User: "):]
-		}
-		if i := strings.Index(p, "\n\nAssistant: "); i >= 0 {
-			p = p[:i]
-		}
-		sc := llmtest.OllamaWhole(model, llmtest.Text(webTitle(p)))
-		if strings.Contains(p, "[slowtitle]") {
-			// The session stays held while it is titled: the next turn waits.
+		// The title question comes after the conversation: the title is
+		// that of its first prompt.
+		sc := llmtest.OllamaWhole(model, llmtest.Text(webTitle(first)))
+		if strings.Contains(first, "[slowtitle]") {
 			sc.HeaderDelay = 4 * time.Second
 		}
 		return sc

@@ -6,9 +6,9 @@
 // called; each reply and tool result is committed as soon as it is made, a
 // partial reply included when the turn fails or is cancelled; a turn that
 // fails leaves a record of why (session.FailureMessage), which the session
-// shows and no model is sent; a new session gets a title, from the model
-// after a good turn, else from the prompt; usage and every tool run are
-// recorded; two turns on one session never interleave (the second waits
+// shows and no model is sent; a new session is titled from its prompt at
+// once (Title asks the model for a better one, apart from the turn); usage
+// and every tool run are recorded; two turns on one session never interleave (the second waits
 // briefly, then fails with session.ErrBusy).
 package conversation
 
@@ -50,9 +50,7 @@ type Turn struct {
 	// Context, when set, is shown to the model with this turn only (the
 	// current view, a selection): the stored history does not keep it.
 	Context string
-	// Titles, when true, asks the model for a title for a new session.
-	Titles bool
-	Log    *slog.Logger
+	Log     *slog.Logger
 }
 
 // ErrNothingToRetry is returned by a Retry of a session whose last message
@@ -101,6 +99,11 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	case errors.Is(err, session.ErrNotFound):
 		s := t.Session
 		s.ID = out.SessionID
+		if s.Title == "" {
+			// Titled from the prompt at once: a better title from the
+			// model (Title) is never on the path to the answer.
+			s.Title = ProvisionalTitle(t.Prompt.Content)
+		}
 		if err := st.Create(wctx, &s); err != nil {
 			return nil, err
 		}
@@ -134,12 +137,22 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		log.Debug("message committed", "session", out.SessionID, "seq", saved[0].Seq, "role", "user")
 		history = append(history, prompt)
 		seqs = append(seqs, saved[0].Seq)
+		if sess.Title == "" {
+			// A session made without a title (the HTTP API's POST
+			// /v1/sessions) takes its first prompt's.
+			sess.Title = ProvisionalTitle(prompt.Content)
+			if err := st.Rename(wctx, out.SessionID, sess.Title); err != nil {
+				log.Warn("titling the session", "session", out.SessionID, "error", err)
+			}
+		}
 	}
 	if t.Context != "" {
-		// Shown to the model with the prompt, in the same message; never
-		// stored.
+		// Shown to the model with this turn only, never stored: after the
+		// prompt's own text, so that the next turn, which sends the prompt
+		// without it, still begins with the same bytes up to there (a
+		// server's prompt cache keeps that much).
 		withCtx := prompt
-		withCtx.Content = "Context for this request (not part of the conversation):\n" + t.Context + "\n\n" + prompt.Content
+		withCtx.Content = prompt.Content + "\n\nContext for this request (not part of the conversation):\n" + t.Context
 		history[len(history)-1] = withCtx
 	}
 
@@ -236,20 +249,6 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		keep(err)
 	}
 
-	if sess.Title == "" {
-		title := ""
-		// Asking the model for a title is worth it only after a good turn,
-		// and must not hold up a cancel or a time limit.
-		if t.Titles && res.Reason == agent.DoneStop && res.Text != "" && ctx.Err() == nil {
-			tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			title = makeTitle(tctx, a.Provider, model, prompt.Content, res.Text)
-			cancel()
-		}
-		if title == "" {
-			title = fallbackTitle(prompt.Content)
-		}
-		keep(st.Rename(wctx, out.SessionID, title))
-	}
 	if storeErr != nil {
 		return out, fmt.Errorf("saving the session: %w", storeErr)
 	}
@@ -284,21 +283,6 @@ func seqsOf(stored []session.Message, history []llm.Message) []int {
 	return seqs
 }
 
-// makeTitle asks the model for a short title.
-func makeTitle(ctx context.Context, p llm.Provider, model, prompt, answer string) string {
-	req := &llm.Request{Model: model, NoStream: true, MaxTokens: 24, Think: &llm.Think{Enabled: false}, Messages: []llm.Message{{Role: llm.RoleUser, Content: "Write a title of at most six words for this conversation. Reply with the title only.\n\nUser: " +
-		clip(prompt, 1500) + "\n\nAssistant: " + clip(answer, 1500)}}}
-	res, err := llm.Collect(p.Chat(ctx, req))
-	if err != nil {
-		// A model that refuses think=false still answers without it.
-		req.Think = nil
-		if res, err = llm.Collect(p.Chat(ctx, req)); err != nil {
-			return ""
-		}
-	}
-	return cleanTitle(res.Message.Content)
-}
-
 // cleanTitle keeps the first line, without quotes or a trailing period.
 func cleanTitle(s string) string {
 	s = strings.TrimSpace(s)
@@ -313,8 +297,10 @@ func cleanTitle(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// fallbackTitle is the start of the first line of the prompt.
-func fallbackTitle(prompt string) string {
+// ProvisionalTitle is the title a session gets from its first prompt: the
+// start of its first line. It stands until the model gives a better one
+// (Title).
+func ProvisionalTitle(prompt string) string {
 	line := strings.TrimSpace(prompt)
 	if i := strings.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -244,23 +245,29 @@ func TestBusySession(t *testing.T) {
 	}
 }
 
-func TestTitlesAndContext(t *testing.T) {
+// A turn never waits on a title: the session is titled from its prompt
+// at once, and the per-turn context is sent after the prompt's text,
+// never stored.
+func TestProvisionalTitleAndContext(t *testing.T) {
 	f := newFixture(t)
-	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Paris.")), llmtest.OllamaWhole("m", llmtest.Text("\"Capital of France.\"\n")))
-	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: "s1"}, Prompt: llm.Message{Content: "capital?"}, Context: "The user is looking at france.md", Titles: true}
+	f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Paris.")))
+	tr := &Turn{Store: f.store, Agent: f.a, Session: session.Session{ID: "s1"}, Prompt: llm.Message{Content: "capital of France?\nsay it briefly"}, Context: "The user is looking at france.md"}
 	if _, err := tr.Run(context.Background(), func(agent.Event) {}); err != nil {
 		t.Fatal(err)
 	}
+	if n := len(f.srv.RequestsTo("/api/chat")); n != 1 {
+		t.Errorf("%d model requests: a turn must not ask for a title", n)
+	}
 	s, _ := f.store.Get(context.Background(), "s1")
-	if s.Title != "Capital of France" {
+	if s.Title != "capital of France" {
 		t.Errorf("title %q", s.Title)
 	}
 	var body struct {
 		Messages []map[string]any `json:"messages"`
 	}
 	f.srv.RequestsTo("/api/chat")[0].JSON(t, &body)
-	if len(body.Messages) != 1 || !strings.Contains(body.Messages[0]["content"].(string), "france.md") || !strings.HasSuffix(body.Messages[0]["content"].(string), "capital?") {
-		t.Errorf("context not sent: %+v", body.Messages)
+	if len(body.Messages) != 1 || !strings.HasPrefix(body.Messages[0]["content"].(string), "capital of France?\nsay it briefly\n\nContext") || !strings.HasSuffix(body.Messages[0]["content"].(string), "france.md") {
+		t.Errorf("context not sent after the prompt: %+v", body.Messages)
 	}
 	msgs, _ := f.store.Messages(context.Background(), "s1")
 	for _, m := range msgs {
@@ -269,6 +276,72 @@ func TestTitlesAndContext(t *testing.T) {
 		}
 	}
 }
+
+// Title asks the model once the session has an answer, with the
+// conversation as its next turn would send it, and keeps a title that is
+// not the provisional one.
+func TestTitle(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		setup   func(f *fixture)
+		reply   *llmtest.Scenario // the title request's answer; nil: no request expected
+		want    string
+		wantErr bool
+	}{
+		{name: "provisional", reply: ptr(llmtest.OllamaWhole("m", llmtest.Text("\"Capital of France.\"\n"))), want: "Capital of France"},
+		{name: "user renamed", setup: func(f *fixture) { f.store.Rename(ctx, "s1", "mine") }, want: "mine"},
+		{name: "no text", reply: ptr(llmtest.OllamaWhole("m", llmtest.Call("read_file", `{"path":"x"}`))), want: "capital", wantErr: true},
+		{name: "server error", reply: ptr(llmtest.OllamaError(500, "boom")), want: "capital", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Call("read_file", `{"path":"a"}`)), llmtest.OllamaStream("m", llmtest.Text("Paris.")))
+			if _, _, err := f.turn(t, "s1", "capital?"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			if tc.reply != nil {
+				f.srv.Enqueue("/api/chat", *tc.reply)
+			}
+			got, err := Title(ctx, f.store, f.a, "s1")
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("Title: %q, %v; want %q (error %v)", got, err, tc.want, tc.wantErr)
+			}
+			if s, _ := f.store.Get(ctx, "s1"); s.Title != tc.want {
+				t.Errorf("stored title %q", s.Title)
+			}
+			reqs := f.srv.RequestsTo("/api/chat")
+			if tc.reply == nil {
+				if len(reqs) != 2 {
+					t.Errorf("%d requests: the model was asked for a title the session has", len(reqs))
+				}
+				return
+			}
+			// The title request begins with the turn's last request
+			// (system, history, tools, options), its reply after.
+			var last, title map[string]any
+			reqs[1].JSON(t, &last)
+			reqs[len(reqs)-1].JSON(t, &title)
+			lm, tm := last["messages"].([]any), title["messages"].([]any)
+			if len(tm) != len(lm)+2 || !reflect.DeepEqual(tm[:len(lm)], lm) || !reflect.DeepEqual(title["tools"], last["tools"]) || !reflect.DeepEqual(title["options"].(map[string]any)["num_ctx"], last["options"].(map[string]any)["num_ctx"]) {
+				t.Errorf("the title request does not begin with the conversation's:\n%s\n%s", reqs[1].Body, reqs[len(reqs)-1].Body)
+			}
+		})
+	}
+	t.Run("unanswered", func(t *testing.T) {
+		f := newFixture(t)
+		f.store.Create(ctx, &session.Session{ID: "s2", Title: "hi"})
+		f.store.Append(ctx, "s2", session.Message{Message: llm.Message{Role: llm.RoleUser, Content: "hi"}})
+		if got, err := Title(ctx, f.store, f.a, "s2"); err != nil || got != "hi" || len(f.srv.Requests()) != 0 {
+			t.Errorf("%q %v, %d requests", got, err, len(f.srv.Requests()))
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestCompressionIsStored(t *testing.T) {
 	f := newFixture(t)
@@ -307,7 +380,7 @@ func TestFallbackTitle(t *testing.T) {
 		"":                          "Untitled",
 		strings.Repeat("word ", 30): strings.TrimSpace(strings.Repeat("word ", 12)) + "…",
 	} {
-		if got := fallbackTitle(in); got != want {
+		if got := ProvisionalTitle(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}

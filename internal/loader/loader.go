@@ -221,7 +221,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 			ReadOnly: prof.ReadOnlyDirs,
 			Home:     home,
 		},
-		SubAgents: subs, Getenv: o.Getenv, Titles: true, Logger: o.Log,
+		SubAgents: subs, Getenv: o.Getenv, Logger: o.Log,
 	}
 	if len(cfg.MCPServers) > 0 && !o.NoMCP {
 		l.Config.MCPServers = MCPServers(cfg.MCPServers)

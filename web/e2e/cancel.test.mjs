@@ -1,7 +1,7 @@
 // Stopping a running turn.
 import { after, before, test } from 'node:test';
 import {
-  answerBody, api, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, uid, until,
+  answerBody, api, hasText, idle, lastAnswer, launch, messageBox, newChat, open, send, sessionId, sessionItem, uid, until,
 } from './helpers.mjs';
 
 let browser;
@@ -29,26 +29,31 @@ test('Stop cancels the turn: it is marked cancelled and the partial answer is ke
   await page.context().close();
 });
 
-test('Stop works while the next turn waits for the last one to be saved (a slow title)', async () => {
+test('A slow title holds nothing up: the next turn runs, and stops, while the model titles the session', async () => {
   const page = await open(browser);
   await newChat(page);
-  // A new session's first turn ends, then the server asks the model for a
-  // title (4 s here) and keeps the session until it has one.
-  await send(page, `[slowtitle] hello ${uid()}`);
+  // The first turn ends; the page then asks the model for a better title
+  // in the background (the fake takes 4 s), which holds nothing.
+  const u = uid();
+  await send(page, `[slowtitle] hello ${u}`);
   await hasText(answerBody(page), 'You said');
   await idle(page);
+  const id = await sessionId(page);
+  // Titled from the prompt at once.
+  const first = (await api('GET', `/v1/sessions/${id}`)).body?.title;
+  if (!first?.includes(`hello ${u}`)) throw new Error(`no title from the prompt: ${first}`);
   await send(page, `[slow] count while titled ${uid()}`);
-  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   const answer = lastAnswer(page);
+  await hasText(answer.locator('[data-testid="answer"]'), 'Counting slowly: one');
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await hasText(answer.locator('[data-testid="turn-note"]'), 'Cancelled');
   await idle(page);
-  // The stopped turn must not run on behind the page's back once the
-  // title has let the session go. Turns of a session run one at a time, so
-  // a next turn that has answered ran after the title; had the stopped turn
-  // run on, it would have begun before that answer (its first words stored)
-  // or be running still (it takes 18 s).
-  const id = await sessionId(page);
-  await until(async () => (await api('GET', `/v1/sessions/${id}`)).body?.title, 'the session to be titled');
+  // The model's title comes, and the sidebar shows it.
+  await until(async () => (await api('GET', `/v1/sessions/${id}`)).body?.title === `hello ${u}`, 'the model to title the session');
+  await hasText(sessionItem(page, id), `hello ${u}`);
+  // The stopped turn does not run on behind the page's back: turns of a
+  // session run one at a time, so a next turn that has answered ran after
+  // it ended; had it run on, its words would be stored.
   await send(page, `after the stop ${uid()}`);
   await hasText(answerBody(page), 'You said: after the stop');
   await idle(page);

@@ -91,8 +91,28 @@ export function App() {
     return () => clearTimeout(t)
   }, [query, refreshList])
 
+  // A session is titled from its first prompt at once; the model is asked
+  // for a better title in the background after its first turn here (once
+  // a page load), and the list shows it when it comes.
+  const titled = useRef(new Set<string>())
+  const modelRef = useRef('')
+  const titleLater = useCallback(
+    (id: string) => {
+      if (!client || titled.current.has(id)) return
+      titled.current.add(id)
+      client
+        .titleSession(id, modelRef.current || undefined)
+        .then((s) => setSessions((list) => list.map((x) => (x.id === id ? { ...x, title: s.title } : x))))
+        .catch(() => {}) // the title from the prompt stands
+    },
+    [client],
+  )
+
   const turns = useTurns(client, {
-    onFinished: () => void refreshList(),
+    onFinished: (id) => {
+      void refreshList()
+      titleLater(id)
+    },
     onNotSent: (_id, message, err) => {
       // The message is given back; for a session busy elsewhere, the turn
       // holding it is shown.
@@ -158,6 +178,7 @@ export function App() {
   // The server's default, or, while it cannot list its models, the model
   // its health names.
   const model = pickModel(settings.model, defaultModel || health?.model?.name || '', models)
+  modelRef.current = model
 
   // Opening a session: its stored messages, and the turn it is running.
   const { reset: resetTurns, follow } = turns

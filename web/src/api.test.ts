@@ -293,6 +293,7 @@ describe('Client: calls and errors', () => {
     ['session', (c) => c.session('s-1'), 'GET', '/v1/sessions/s-1'],
     ['renameSession', (c) => c.renameSession('s-1', 'new'), 'PATCH', '/v1/sessions/s-1'],
     ['deleteSession', (c) => c.deleteSession('s-1'), 'DELETE', '/v1/sessions/s-1'],
+    ['titleSession', (c) => c.titleSession('s-1', 'qwen3:4b'), 'POST', '/v1/sessions/s-1/title'],
     ['models', (c) => c.models(), 'GET', '/v1/models'],
     ['health', (c) => c.health(), 'GET', '/v1/health'],
     ['usage', (c) => c.usage(7), 'GET', '/v1/usage?days=7'],

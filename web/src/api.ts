@@ -108,6 +108,18 @@ export class Client {
     })
   }
 
+  /**
+   * Asks the model for a better title for a session that still has its
+   * first prompt's (POST /v1/sessions/{id}/title); a titled session is
+   * answered as it is. No turn waits on this: call it in the background.
+   */
+  titleSession(id: string, model?: string): Promise<Session> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/title`, {
+      method: 'POST',
+      body: JSON.stringify(model ? { model } : {}),
+    })
+  }
+
   async deleteSession(id: string): Promise<void> {
     await this.request(`/v1/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' })
   }
