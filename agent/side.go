@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -21,11 +23,33 @@ func (a *Agent) request(model string, msgs []llm.Message) *llm.Request {
 	if a.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
 	}
-	req.Messages = append(req.Messages, alternate(msgs)...)
+	for _, m := range alternate(msgs) {
+		req.Messages = append(req.Messages, compactCalls(m))
+	}
 	if a.Tools != nil {
 		req.Tools = a.Tools.Specs()
 	}
 	return req
+}
+
+// compactCalls returns m with its tool calls' arguments in compact JSON,
+// as the session store keeps them: a reply sent back in the turn that made
+// it (spaced as the model wrote it) and after it was stored must be the
+// same bytes.
+func compactCalls(m llm.Message) llm.Message {
+	if len(m.ToolCalls) == 0 {
+		return m
+	}
+	calls := make([]llm.ToolCall, len(m.ToolCalls))
+	for i, tc := range m.ToolCalls {
+		var b bytes.Buffer
+		if len(tc.Args) > 0 && json.Compact(&b, tc.Args) == nil && b.Len() != len(tc.Args) {
+			tc.Args = b.Bytes()
+		}
+		calls[i] = tc
+	}
+	m.ToolCalls = calls
+	return m
 }
 
 // AskOptions shape a side request (Ask).
