@@ -364,6 +364,16 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 			endThinking()
 			text.WriteString(ev.Text)
 			r.emit(Event{Type: EventTextDelta, Text: ev.Text})
+		case llm.EventThinkingReclassified:
+			// The text streamed so far in this reply was reasoning (the
+			// template had opened a <think> block): it moves to the
+			// thinking, and the reasoning is open until the answer starts,
+			// as after a thinking_start.
+			moved := text.String()
+			text.Reset()
+			thinking.WriteString(moved)
+			inThinking = true
+			r.emit(Event{Type: EventThinkingReclassified, Text: moved})
 		case llm.EventToolCall:
 			endThinking()
 			tc := *ev.ToolCall

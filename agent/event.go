@@ -19,13 +19,23 @@ type EventType string
 
 // The event types, in the order a turn can produce them.
 const (
-	EventSession          EventType = "session"
-	EventThinkingStart    EventType = "thinking_start"
-	EventThinkingDelta    EventType = "thinking_delta"
-	EventThinkingEnd      EventType = "thinking_end"
-	EventTextDelta        EventType = "text_delta"
-	EventToolCall         EventType = "tool_call"
-	EventApprovalRequired EventType = "approval_required"
+	EventSession       EventType = "session"
+	EventThinkingStart EventType = "thinking_start"
+	EventThinkingDelta EventType = "thinking_delta"
+	EventThinkingEnd   EventType = "thinking_end"
+	EventTextDelta     EventType = "text_delta"
+	// EventThinkingReclassified says that the answer text of the current
+	// model reply so far, its text_delta events (which come just before it,
+	// nothing between them), was reasoning: the model closed with a lone
+	// </think> a block its chat template opened in the prompt. Text is that
+	// text. A front end takes it out of the answer it shows and shows it as
+	// reasoning, as if thinking_start and a thinking_delta of Text had come
+	// in place of those deltas: more thinking_delta may follow, then
+	// thinking_end. The final answer (done, Result.Text) and the stored
+	// message hold the answer only.
+	EventThinkingReclassified EventType = "thinking_reclassified"
+	EventToolCall             EventType = "tool_call"
+	EventApprovalRequired     EventType = "approval_required"
 	// EventToolOutput carries output a running tool streams (a shell
 	// command's lines), before its EventToolResult.
 	EventToolOutput EventType = "tool_output"
@@ -117,7 +127,7 @@ type Event struct {
 	Type EventType
 	// session
 	SessionID, Provider, Model string
-	// thinking_delta, text_delta, tool_output, done
+	// thinking_delta, text_delta, thinking_reclassified, tool_output, done
 	Text string
 	// tool_call, approval_required, tool_output, tool_result
 	ID, Name string
@@ -151,7 +161,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventSession:
 		f = append(f, kv{"session_id", e.SessionID}, kv{"provider", e.Provider}, kv{"model", e.Model})
-	case EventThinkingDelta, EventTextDelta, EventCompressed:
+	case EventThinkingDelta, EventTextDelta, EventThinkingReclassified, EventCompressed:
 		f = append(f, kv{"text", e.Text})
 	case EventToolCall:
 		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"args", rawOrEmpty(e.Args)})

@@ -12,7 +12,8 @@ import (
 // Sub-agents' events and reports, rendered for people.
 
 // renderEvent is a child event in a line for plain UIs ("" for events they
-// need not show).
+// need not show: reasoning and answer deltas, thinking_reclassified which
+// corrects them, usage, done).
 func renderEvent(ev Event) string {
 	switch ev.Type {
 	case EventSession:

@@ -28,6 +28,10 @@ func Collect(s Stream) (*Response, error) {
 			text.WriteString(ev.Text)
 		case EventThinking:
 			thinking.WriteString(ev.Text)
+		case EventThinkingReclassified:
+			// The text so far was reasoning, and came before any.
+			thinking.WriteString(text.String())
+			text.Reset()
 		case EventToolCall:
 			r.Message.ToolCalls = append(r.Message.ToolCalls, *ev.ToolCall)
 		case EventUsage:

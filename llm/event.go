@@ -12,6 +12,12 @@ type EventKind uint8
 // any number of EventThinking and EventText deltas, interleaved as the model
 // produced them, then the EventToolCall of each completed call, then
 // EventUsage where the server reported it, and last exactly one EventDone.
+//
+// At most once in a reply, after EventText deltas and before any
+// EventThinking or EventToolCall, an EventThinkingReclassified can say that
+// those deltas were reasoning after all (the model closed with a lone
+// </think> a block its chat template had opened in the prompt); the events
+// that follow go on as above, the reasoning first.
 const (
 	// EventThinking carries a piece of the model's reasoning in Text.
 	EventThinking EventKind = iota + 1
@@ -23,6 +29,10 @@ const (
 	EventUsage
 	// EventDone ends a successful stream; Done says why it stopped.
 	EventDone
+	// EventThinkingReclassified says that every EventText of the reply so
+	// far was reasoning: Text is their text, joined. A consumer moves it
+	// from the reply's answer to its thinking (Collect does).
+	EventThinkingReclassified
 )
 
 // String returns the kind's name, for logs and test failures.
@@ -38,6 +48,8 @@ func (k EventKind) String() string {
 		return "usage"
 	case EventDone:
 		return "done"
+	case EventThinkingReclassified:
+		return "thinking_reclassified"
 	}
 	return "unknown"
 }

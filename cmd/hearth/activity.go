@@ -110,6 +110,16 @@ func (v *activity) event(ev agent.Event) {
 		v.reasoning.write(ev.Text)
 	case agent.EventTextDelta:
 		v.said.WriteString(ev.Text)
+	case agent.EventThinkingReclassified:
+		// What the reply said so far was reasoning (a lone </think>
+		// ended it). Not shown yet (said waits for a tool call, or is the
+		// answer), it is shown as the reasoning it was.
+		said := v.said.String()
+		v.said.Reset()
+		v.said.WriteString(strings.TrimSuffix(said, ev.Text))
+		v.sayText()
+		v.reasoning = &stream{out: v.out, label: "[thinking] ", indent: "           ", style: "2", color: v.color}
+		v.reasoning.write(ev.Text)
 	case agent.EventToolCall:
 		v.sayText()
 		v.calls[callKey(ev)] = &callView{name: ev.Name, args: ev.Args}

@@ -120,6 +120,9 @@ type Model struct {
 	ContextLength int
 	// NumCtx, when set, appears as a Modelfile parameter.
 	NumCtx int
+	// Template is the model's chat template (Go text/template), as
+	// /api/show sends it; empty means a plain ChatML one.
+	Template string
 }
 
 // New starts a server that will be closed when t ends.
@@ -368,7 +371,11 @@ func (s *Server) builtin(path string, body []byte) (Scenario, bool) {
 		if m.ContextLength > 0 {
 			info["llama.context_length"] = m.ContextLength
 		}
-		return JSONResponse(200, map[string]any{"parameters": params, "model_info": info, "capabilities": m.Capabilities,
+		tmpl := m.Template
+		if tmpl == "" {
+			tmpl = "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n"
+		}
+		return JSONResponse(200, map[string]any{"template": tmpl, "parameters": params, "model_info": info, "capabilities": m.Capabilities,
 			"details": map[string]any{"format": "gguf", "family": "llama", "parameter_size": "377K", "quantization_level": "F16"}}), true
 	case "/v1/models":
 		var list []map[string]any

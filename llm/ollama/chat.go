@@ -69,10 +69,13 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 		if numCtx == 0 {
 			numCtx = p.opts.NumCtx
 		}
+		// What /api/show said of the model, if it was asked already: it is
+		// not asked only to read the template.
+		meta := p.cached(model)
 		if numCtx == 0 {
 			// Best effort: without /api/show the server's default applies.
 			if m, err := p.show(ctx, model); err == nil {
-				numCtx = p.window(m)
+				meta, numCtx = m, p.window(m)
 			}
 		}
 		body, err := json.Marshal(p.wireRequest(req, model, numCtx))
@@ -88,9 +91,11 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 				tools = append(tools, t.Name)
 			}
 		}
+		opts := norm.Options{Tools: tools, ImplicitThink: p.implicitThink(model, meta),
+			OnLoneClose: func() { p.sawLoneClose(model) }}
 		var n *norm.Normalizer
 		err = p.client.Do(ctx, func() (bool, error) {
-			n = norm.New(norm.Options{Tools: tools, ImplicitThink: p.opts.ImplicitThink}, yield)
+			n = norm.New(opts, yield)
 			b, err := p.client.Open(ctx, "chat", http.MethodPost, p.url("/api/chat"), body, p.client.StreamTimeouts(len(tools) > 0))
 			if err != nil {
 				return false, p.withModels(ctx, err, model)

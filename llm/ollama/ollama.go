@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/internal/thinktag"
 	"github.com/hearth-agent/hearth/llm/internal/wire"
 )
 
@@ -54,6 +55,10 @@ type Options struct {
 	// ImplicitThink says the models' templates open <think> in the prompt,
 	// so a reply holds only a closing </think> (for models Ollama does not
 	// know as thinking models, whose reasoning it leaves in the content).
+	// Without it, a model is taken to do so when its template (from
+	// /api/show, when asked for anyway) says it, or once one of its replies
+	// closed such a block: the text before the lone </think> is then
+	// reclassified as reasoning (llm.EventThinkingReclassified).
 	ImplicitThink bool
 	// KeepAlive is sent with every chat unless the request sets its own.
 	KeepAlive time.Duration
@@ -82,12 +87,19 @@ type Provider struct {
 
 	mu    sync.Mutex
 	shown map[string]*modelMeta // /api/show results, by model
+	// closed holds the models whose replies closed a <think> block they
+	// did not open (a lone </think>): their template opens it.
+	closed map[string]bool
 }
 
 type modelMeta struct {
 	info llm.ModelInfo
 	// numCtx is what the Modelfile sets, 0 if it sets nothing.
 	numCtx int
+	// opensThink is set when the model's template opens <think> in the
+	// prompt and Ollama does not parse the model's thinking (it has no
+	// "thinking" capability): the reply's content starts inside the block.
+	opensThink bool
 }
 
 // Provider has every optional ability of an llm.Provider.
@@ -173,7 +185,8 @@ func New(opts Options) *Provider {
 			Retry:            wire.RetryFor(opts.MaxRetries),
 			Log:              opts.Logger,
 		},
-		shown: map[string]*modelMeta{},
+		shown:  map[string]*modelMeta{},
+		closed: map[string]bool{},
 	}
 }
 
@@ -289,6 +302,7 @@ func (p *Provider) show(ctx context.Context, model string) (*modelMeta, error) {
 		return m, nil
 	}
 	var r struct {
+		Template     string         `json:"template"`
 		Parameters   string         `json:"parameters"`
 		Details      details        `json:"details"`
 		ModelInfo    map[string]any `json:"model_info"`
@@ -318,10 +332,43 @@ func (p *Provider) show(ctx context.Context, model string) (*modelMeta, error) {
 	}
 	m.info.TrainedContextLength = trainedContext(r.ModelInfo)
 	m.numCtx = paramInt(r.Parameters, "num_ctx")
+	// A model Ollama knows as thinking has its reasoning parsed by Ollama
+	// (message.thinking), the block its template opens included.
+	m.opensThink = !m.info.Has(llm.CapThinking) && thinktag.TemplateOpensThink(r.Template)
 	p.mu.Lock()
 	p.shown[model] = m
 	p.mu.Unlock()
 	return m, nil
+}
+
+// cached returns what /api/show said of a model, if it was asked.
+func (p *Provider) cached(model string) *modelMeta {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.shown[model]
+}
+
+// implicitThink reports whether a reply of the model starts inside a <think>
+// block its template opened: configured, said by its template, or seen.
+func (p *Provider) implicitThink(model string, m *modelMeta) bool {
+	if p.opts.ImplicitThink || (m != nil && m.opensThink) {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed[model]
+}
+
+// sawLoneClose remembers that a reply of the model closed a block its
+// template opened, so that its next replies are read as starting inside one.
+func (p *Provider) sawLoneClose(model string) {
+	p.mu.Lock()
+	p.closed[model] = true
+	p.mu.Unlock()
+	if p.opts.Logger == nil {
+		return
+	}
+	p.opts.Logger.Debug("a reply closed a <think> block opened in the prompt: the model's next replies are read as starting inside one", "model", model)
 }
 
 // window is the context length used with a model: configured, else the

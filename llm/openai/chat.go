@@ -165,8 +165,10 @@ func (p *Provider) Chat(ctx context.Context, req *llm.Request) llm.Stream {
 			return
 		}
 		// Whether the template opened <think> in the prompt cannot be seen
-		// in the stream until it is too late: only configuration says.
-		opts := norm.Options{ImplicitThink: p.opts.ImplicitThink || p.modelConfig(model).ImplicitThink}
+		// in the stream until the lone </think>: configuration, the
+		// template (llama.cpp's /props) or an earlier reply says.
+		opts := norm.Options{ImplicitThink: p.implicitThink(model, req.Think),
+			OnLoneClose: func() { p.sawLoneClose(model) }}
 		var tools []string
 		if req.ToolChoice != llm.ToolChoiceNone {
 			for _, t := range req.Tools {

@@ -18,9 +18,11 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/internal/thinktag"
 	"github.com/hearth-agent/hearth/llm/internal/wire"
 )
 
@@ -50,7 +52,11 @@ type Options struct {
 	// Models holds per-model configuration, by model name.
 	Models map[string]ModelConfig
 	// ImplicitThink says every model's template opens <think> in the
-	// prompt (see ModelConfig.ImplicitThink).
+	// prompt (see ModelConfig.ImplicitThink). Without it, a model is taken
+	// to do so when llama.cpp's /props (asked for the window anyway, by
+	// ModelInfo) shows a chat template that does, or once one of its
+	// replies closed such a block: the text before the lone </think> is
+	// then reclassified as reasoning (llm.EventThinkingReclassified).
 	ImplicitThink bool
 	// IdleTimeout, FirstByteTimeout, MaxRetries, HTTPClient and Logger are
 	// as in the ollama package.
@@ -71,6 +77,22 @@ type Provider struct {
 	// openai is set when talking to api.openai.com, which rejects the
 	// chat_template_kwargs that local servers take.
 	openai bool
+
+	mu sync.Mutex
+	// opens holds, by model, what the server's chat template says of
+	// <think> (from llama.cpp's /props); closed the models whose replies
+	// closed a block they did not open (a lone </think>).
+	opens  map[string]templateThink
+	closed map[string]bool
+}
+
+// templateThink is what a chat template says of <think>.
+type templateThink struct {
+	// opens: the generation prompt opens the block.
+	opens bool
+	// switchable: the template reads enable_thinking, which Hearth sends
+	// as false when thinking is off; it may then close the block itself.
+	switchable bool
 }
 
 // Provider has every optional ability of an llm.Provider.
@@ -115,6 +137,8 @@ func New(opts Options) *Provider {
 	return &Provider{
 		opts:   opts,
 		base:   base,
+		opens:  map[string]templateThink{},
+		closed: map[string]bool{},
 		openai: u != nil && u.Hostname() == "api.openai.com",
 		client: &wire.Client{
 			Target: wire.Target{
@@ -224,7 +248,7 @@ func (p *Provider) ModelInfo(ctx context.Context, model string) (*llm.ModelInfo,
 		if sameModel(e.ID, model) {
 			mi := p.info(e)
 			if mi.ContextLength == 0 && e.Meta.NCtxTrain > 0 {
-				mi.ContextLength = p.llamacppWindow(ctx)
+				mi.ContextLength = p.llamacppProps(ctx, model)
 			}
 			return &mi, nil
 		}
@@ -316,14 +340,16 @@ func (p *Provider) modelConfig(model string) ModelConfig {
 	return mc
 }
 
-// llamacppWindow asks llama.cpp's /props for the window it runs the model
-// with (its -c), which /v1/models does not say. 0 when unknown.
-func (p *Provider) llamacppWindow(ctx context.Context) int {
+// llamacppProps asks llama.cpp's /props for the window it runs the model
+// with (its -c), which /v1/models does not say (0 when unknown), and notes
+// whether the model's chat template opens <think> in the prompt.
+func (p *Provider) llamacppProps(ctx context.Context, model string) int {
 	var props struct {
 		NCtx    int `json:"n_ctx"`
 		Default struct {
 			NCtx int `json:"n_ctx"`
 		} `json:"default_generation_settings"`
+		ChatTemplate string `json:"chat_template"`
 	}
 	root := strings.TrimSuffix(p.base, "/v1")
 	c := *p.client
@@ -331,5 +357,38 @@ func (p *Provider) llamacppWindow(ctx context.Context) int {
 	if err := c.JSON(ctx, "show model", http.MethodGet, root+"/props", nil, &props); err != nil {
 		return 0
 	}
+	if props.ChatTemplate != "" {
+		tt := templateThink{opens: thinktag.TemplateOpensThink(props.ChatTemplate),
+			switchable: strings.Contains(props.ChatTemplate, "enable_thinking")}
+		p.mu.Lock()
+		p.opens[model] = tt
+		p.mu.Unlock()
+	}
 	return max(props.NCtx, props.Default.NCtx)
+}
+
+// implicitThink reports whether a reply of the model starts inside a <think>
+// block its template opened: configured, said by its template (unless the
+// request turns thinking off and the template can honour that), or seen.
+func (p *Provider) implicitThink(model string, think *llm.Think) bool {
+	if p.opts.ImplicitThink || p.modelConfig(model).ImplicitThink {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if tt := p.opens[model]; tt.opens && !(tt.switchable && think != nil && !think.Enabled) {
+		return true
+	}
+	return p.closed[model]
+}
+
+// sawLoneClose remembers that a reply of the model closed a block its
+// template opened, so that its next replies are read as starting inside one.
+func (p *Provider) sawLoneClose(model string) {
+	p.mu.Lock()
+	p.closed[model] = true
+	p.mu.Unlock()
+	if p.opts.Logger != nil {
+		p.opts.Logger.Debug("a reply closed a <think> block opened in the prompt: the model's next replies are read as starting inside one", "model", model)
+	}
 }

@@ -3,9 +3,16 @@
 // normalised llm event stream: reasoning inside <think> tags moved to
 // thinking, tool calls written as text made into calls, finish reasons made
 // to agree with what happened.
+//
+// A reply not known to start inside a block its chat template opened is
+// watched for a lone </think>: when one comes, the answer text already
+// yielded is declared reasoning (llm.EventThinkingReclassified), and what the
+// text-call extractor held back from it follows as reasoning.
 package norm
 
 import (
+	"strings"
+
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/internal/textcall"
 	"github.com/hearth-agent/hearth/llm/internal/thinktag"
@@ -27,7 +34,16 @@ type Normalizer struct {
 	sawContent bool
 	// ids are the call ids yielded, to keep them unique within a reply.
 	ids map[string]bool
+	// watching is set while the answer text may yet turn out to be
+	// reasoning (a lone </think> to come); shown is the text yielded so far.
+	watching bool
+	shown    strings.Builder
+	onLone   func()
 }
+
+// maxWatched bounds the text kept while watching for a lone </think>: past
+// it, no block the template opened is assumed.
+const maxWatched = 1 << 20
 
 // Options configure a Normalizer for one request.
 type Options struct {
@@ -35,13 +51,22 @@ type Options struct {
 	// calls are looked for only when there are some.
 	Tools []string
 	// ImplicitThink says the chat template opened a <think> block in the
-	// prompt, so the reply starts inside it.
+	// prompt, so the reply starts inside it. Otherwise the reply is
+	// watched for a lone </think> (see the package comment).
 	ImplicitThink bool
+	// OnLoneClose, if set, is called when a lone </think> made the text
+	// before it reasoning: the provider can then take the model's template
+	// to open the block, and say so (ImplicitThink) from its next request.
+	OnLoneClose func()
 }
 
 // New returns a Normalizer that yields to yield.
 func New(opts Options, yield Yield) *Normalizer {
-	n := &Normalizer{yield: yield, split: thinktag.New(opts.ImplicitThink)}
+	n := &Normalizer{yield: yield, split: thinktag.New(opts.ImplicitThink), onLone: opts.OnLoneClose}
+	if !opts.ImplicitThink {
+		n.watching = true
+		n.split.Watch(n.loneClose)
+	}
 	if len(opts.Tools) > 0 {
 		offered := make(map[string]bool, len(opts.Tools))
 		for _, t := range opts.Tools {
@@ -85,6 +110,13 @@ func (n *Normalizer) Reasoning(s string) bool {
 	if s == "" {
 		return !n.stopped
 	}
+	if n.watching {
+		// The server separates reasoning itself: a </think> in the
+		// content is not the end of it.
+		n.watching = false
+		n.shown.Reset()
+		n.split.Unwatch(n.fromSplit)
+	}
 	if !n.sawContent {
 		// The server separates reasoning itself: the content that follows
 		// is the answer, not an implicit thinking block.
@@ -106,7 +138,41 @@ func (n *Normalizer) fromSplit(thinking bool, s string) {
 }
 
 func (n *Normalizer) text(s string) {
+	if n.watching {
+		if n.shown.Len()+len(s) > maxWatched {
+			n.watching = false
+			n.shown.Reset()
+		} else {
+			n.shown.WriteString(s)
+		}
+	}
 	n.send(llm.Event{Kind: llm.EventText, Text: s})
+}
+
+// loneClose is the think splitter's question on a lone </think>: may the
+// text before it be reasoning? Not once a call was yielded (it cannot be
+// taken back) nor after reasoning came apart. If it may, the text yielded
+// is declared reasoning, and what the call extractor held follows as such.
+func (n *Normalizer) loneClose() bool {
+	if !n.watching || n.ncalls > 0 {
+		return false
+	}
+	n.watching = false
+	var held string
+	if n.calls != nil {
+		held = n.calls.Take()
+	}
+	if n.shown.Len() > 0 {
+		n.send(llm.Event{Kind: llm.EventThinkingReclassified, Text: n.shown.String()})
+		n.shown.Reset()
+	}
+	if held != "" {
+		n.send(llm.Event{Kind: llm.EventThinking, Text: held})
+	}
+	if n.onLone != nil {
+		n.onLone()
+	}
+	return true
 }
 
 func (n *Normalizer) textCall(tc llm.ToolCall) {
@@ -128,6 +194,11 @@ func (n *Normalizer) ToolCall(tc llm.ToolCall) bool {
 		tc.Args = []byte(`{}`)
 	}
 	n.ncalls++
+	if n.watching {
+		// A call cannot be taken back: the text before it stays the answer.
+		n.watching = false
+		n.shown.Reset()
+	}
 	return n.send(llm.Event{Kind: llm.EventToolCall, ToolCall: &tc})
 }
 

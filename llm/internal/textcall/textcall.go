@@ -306,6 +306,16 @@ func (e *Extractor) Abort() {
 	e.emit(buf)
 }
 
+// Take returns what the extractor holds back and has not passed on (a
+// possible partial marker, leading white space, a call being captured), and
+// makes it ready for a new answer, as New does. The caller found that the
+// text so far was reasoning, not the answer: what is held is reasoning too.
+func (e *Extractor) Take() string {
+	held := e.held.String()
+	*e = Extractor{offered: e.offered, text: e.text, call: e.call, lineStart: true}
+	return held
+}
+
 // Flush ends the stream: a capture still open is decided on what arrived
 // (a missing closing tag or fence is forgiven), anything held is text.
 func (e *Extractor) Flush() {

@@ -126,3 +126,34 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+func TestTakeGivesBackWhatIsHeldAndStartsAfresh(t *testing.T) {
+	tests := []struct {
+		name       string
+		fed        []string
+		text, held string
+	}{
+		{"a call being captured", []string{"Let me think.\n", "```json\n{\"name\": \"read_f"}, "Let me think.\n", "```json\n{\"name\": \"read_f"},
+		{"a partial marker", []string{"maybe <tool_c"}, "maybe ", "<tool_c"},
+		{"leading white space", []string{"\n\n"}, "", "\n\n"},
+		{"nothing held", []string{"plain"}, "plain", ""},
+	}
+	for _, tc := range tests {
+		var text strings.Builder
+		var calls []llm.ToolCall
+		x := New(offeredTools, func(s string) { text.WriteString(s) }, func(c llm.ToolCall) { calls = append(calls, c) })
+		for _, c := range tc.fed {
+			x.Feed(c)
+		}
+		if held := x.Take(); text.String() != tc.text || held != tc.held {
+			t.Errorf("%s: passed on %q, took %q; want %q, %q", tc.name, text.String(), held, tc.text, tc.held)
+		}
+		// What follows is a new answer: a call at its start is found.
+		text.Reset()
+		x.Feed(`{"name": "read_file", "arguments": {"path": "a"}}`)
+		x.Flush()
+		if len(calls) != 1 || calls[0].Name != "read_file" || text.Len() != 0 {
+			t.Errorf("%s: after Take, calls %+v, text %q", tc.name, calls, text.String())
+		}
+	}
+}

@@ -11,10 +11,24 @@
 //     when to expect this (Implicit), because it cannot be known from the
 //     stream until the closing tag arrives.
 //
-// Outside a block the splitter is a pass-through that never holds text back.
+// When the caller could not say, it can ask the splitter to watch the answer
+// text for a lone </think> (Watch): then the text already passed on turns
+// out to have been reasoning, and the caller is told so that it can move it.
+// The tag counts only where it plausibly closes a block: not after the
+// answer wrote <think> itself or closed a block, not inside backticks, not
+// right after a quote.
+//
+// Outside a block the splitter is a pass-through that never holds text back,
+// except, while it watches, a possible partial tag at the end of a chunk.
+//
+// TemplateOpensThink tells from a chat template whether it opens the block
+// in the prompt.
 package thinktag
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 const (
 	openTag  = "<think>"
@@ -29,6 +43,7 @@ const (
 	stAfter                 // just closed a block: drop white space before the answer
 	stText                  // answer text: pass-through
 	stImplicit              // implicit block, before its first non-space byte
+	stWatch                 // answer text, watched for a lone </think>
 )
 
 // Emit receives each piece of output: thinking reports which stream it
@@ -49,6 +64,12 @@ type Splitter struct {
 	implicit    bool
 	implicitBuf strings.Builder
 	closed      bool
+	// lone is the hook of Watch (nil: not watching).
+	lone func() bool
+	// ticks counts the backticks of the watched text (odd: inside code);
+	// tail is its last bytes, for the rune before a tag.
+	ticks int
+	tail  string
 }
 
 // New returns a Splitter. With implicit set, the stream is taken to start
@@ -66,9 +87,31 @@ func (s *Splitter) Reset(implicit bool) {
 	s.implicitBuf.Reset()
 	s.closed = false
 	s.implicit = implicit
+	s.ticks, s.tail = 0, ""
 	s.st = stStart
 	if implicit {
 		s.st = stImplicit
+	}
+}
+
+// Watch makes the splitter, when it does not expect an implicit block, watch
+// the answer text for a lone </think> closing a block that the chat template
+// opened. On one, it calls lone before emitting anything more: a lone that
+// returns true has taken everything emitted as text so far to be reasoning;
+// the text between that and the tag is then emitted as thinking, and what
+// follows the tag is the answer. A lone that returns false refuses: the tag
+// and the rest are text. Either way watching ends; it ends too at <think>
+// written in the answer, after an explicit block, and at a tag inside
+// backticks or right after a quote. Call Watch before the first Feed; Reset
+// keeps it.
+func (s *Splitter) Watch(lone func() bool) { s.lone = lone }
+
+// Unwatch stops watching (the server sent reasoning apart, say): a partial
+// tag held back is emitted as text.
+func (s *Splitter) Unwatch(emit Emit) {
+	s.lone = nil
+	if s.st == stWatch {
+		s.endWatch("", emit)
 	}
 }
 
@@ -79,6 +122,8 @@ func (s *Splitter) Feed(chunk string, emit Emit) {
 		case stText:
 			emit(false, chunk)
 			return
+		case stWatch:
+			chunk = s.feedWatch(chunk, emit)
 		case stStart, stImplicit:
 			chunk = s.feedStart(chunk, emit)
 		case stAfter:
@@ -149,6 +194,10 @@ func (s *Splitter) leaveStart(rest string, emit Emit) string {
 		return rest
 	}
 	s.st = stText
+	if s.lone != nil {
+		s.st = stWatch
+		s.watched(held)
+	}
 	if held != "" {
 		emit(false, held)
 	}
@@ -191,6 +240,94 @@ func (s *Splitter) feedThink(chunk string, emit Emit) string {
 	return ""
 }
 
+// feedWatch passes answer text on, looking for a lone closing tag; a
+// possible partial tag at the end of the chunk is held back.
+func (s *Splitter) feedWatch(chunk string, emit Emit) string {
+	buf := chunk
+	if s.held.Len() > 0 {
+		buf = s.held.String() + chunk
+		s.held.Reset()
+	}
+	ticks := s.ticks
+	for i := 0; i < len(buf); i++ {
+		switch buf[i] {
+		case '`':
+			ticks++
+			continue
+		case '<':
+		default:
+			continue
+		}
+		rest := buf[i:]
+		switch {
+		case strings.HasPrefix(rest, openTag):
+			// The answer writes the tag itself: a </think> after it
+			// closes that, not a block the template opened.
+			return s.endWatch(buf, emit)
+		case strings.HasPrefix(rest, closeTag):
+			before := buf[:i]
+			if len(before) < utf8.UTFMax {
+				before = s.tail + before
+			}
+			prev, _ := utf8.DecodeLastRuneInString(before)
+			if ticks%2 == 1 || isQuote(prev) || !s.lone() {
+				// Code or a quotation showing the tag, or the caller
+				// refused: the tag is text, and so is what follows.
+				return s.endWatch(buf, emit)
+			}
+			if i > 0 {
+				emit(true, buf[:i])
+			}
+			s.close()
+			return rest[len(closeTag):]
+		case len(rest) < len(closeTag) && (strings.HasPrefix(closeTag, rest) || strings.HasPrefix(openTag, rest)):
+			s.held.WriteString(rest)
+			buf = buf[:i]
+		}
+	}
+	s.watched(buf)
+	if buf != "" {
+		emit(false, buf)
+	}
+	return ""
+}
+
+// endWatch ends watching: held (partial tag) and text are emitted as text,
+// and the splitter is a pass-through from now on.
+func (s *Splitter) endWatch(text string, emit Emit) string {
+	if s.held.Len() > 0 {
+		text = s.held.String() + text
+		s.held.Reset()
+	}
+	s.st = stText
+	if text != "" {
+		emit(false, text)
+	}
+	return ""
+}
+
+// watched records text passed on while watching.
+func (s *Splitter) watched(text string) {
+	if text == "" {
+		return
+	}
+	s.ticks += strings.Count(text, "`")
+	if len(text) < utf8.UTFMax {
+		text = s.tail + text
+	}
+	s.tail = text[max(0, len(text)-utf8.UTFMax):]
+}
+
+// isQuote reports whether r opens or closes a quotation or code: a tag
+// right after one is being shown, not used.
+func isQuote(r rune) bool {
+	switch r {
+	case '`', '"', '\'', '“', '”', '‘', '’', '«', '»', '„':
+		return true
+	}
+	return false
+}
+
 func (s *Splitter) think(text string, emit Emit) {
 	if s.implicit && !s.closed {
 		s.implicitBuf.WriteString(text)
@@ -212,7 +349,7 @@ func (s *Splitter) Flush(emit Emit) {
 	s.held.Reset()
 	s.ws = 0
 	switch s.st {
-	case stStart:
+	case stStart, stWatch:
 		if held != "" {
 			emit(false, held)
 		}

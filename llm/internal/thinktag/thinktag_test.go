@@ -8,8 +8,16 @@ import (
 type result struct{ thinking, text string }
 
 func run(implicit bool, chunks []string) (result, bool) {
+	r, re, _ := runWatch(implicit, false, chunks)
+	return r, re
+}
+
+// runWatch runs the splitter over chunks as a consumer would: with watch,
+// a lone </think> moves the text received so far to the thinking (moved
+// counts how often). The second result says an implicit block was given
+// back as text.
+func runWatch(implicit, watch bool, chunks []string) (r result, reclassed bool, moved int) {
 	implicitNeverClosed := implicit && !strings.Contains(strings.Join(chunks, ""), closeTag)
-	var r result
 	var tb, xb strings.Builder
 	emit := func(thinking bool, s string) {
 		if s == "" {
@@ -22,12 +30,23 @@ func run(implicit bool, chunks []string) (result, bool) {
 		}
 	}
 	s := New(implicit)
+	if watch {
+		s.Watch(func() bool {
+			if tb.Len() > 0 {
+				panic("a lone close after thinking was emitted")
+			}
+			moved++
+			tb.WriteString(xb.String())
+			xb.Reset()
+			return true
+		})
+	}
 	for _, c := range chunks {
 		s.Feed(c, emit)
 	}
 	s.Flush(emit)
 	r.thinking, r.text = tb.String(), xb.String()
-	return r, implicitNeverClosed && r.thinking != ""
+	return r, implicitNeverClosed && r.thinking != "", moved
 }
 
 var cases = []struct {
@@ -85,6 +104,94 @@ func TestSplitterEveryOffset(t *testing.T) {
 	}
 }
 
+// watchCases are streams without a configured implicit block, watched for
+// a lone </think>: moved says the text before it became reasoning.
+var watchCases = []struct {
+	name  string
+	in    string
+	want  result
+	moved int
+}{
+	{"lone close after reasoning", "Okay, the user asks.\n</think>\n\nParis.", result{"Okay, the user asks.\n", "Paris."}, 1},
+	{"DeepSeek-R1 shape", "Hmm.\nFine.\n</think>\n\n**4**", result{"Hmm.\nFine.\n", "**4**"}, 1},
+	{"lone close with no answer after", "just thinking</think>", result{"just thinking", ""}, 1},
+	{"later lone close stays text", "r</think>a</think>b", result{"r", "a</think>b"}, 1},
+	{"plain text", "Hello, world.", result{"", "Hello, world."}, 0},
+	{"angle brackets", "a < b, </thin and </div>", result{"", "a < b, </thin and </div>"}, 0},
+	{"partial close at the end", "abc</thi", result{"", "abc</thi"}, 0},
+	{"in backticks", "Close it with `</think>` then answer.", result{"", "Close it with `</think>` then answer."}, 0},
+	{"in a fence", "```\nx\n</think>\n```\ny", result{"", "```\nx\n</think>\n```\ny"}, 0},
+	{"after a closed fence", "```\nx\n```\nr\n</think>\na", result{"```\nx\n```\nr\n", "a"}, 1},
+	{"in double quotes", `The tag "</think>" ends it; </think> too.`, result{"", `The tag "</think>" ends it; </think> too.`}, 0},
+	{"in curly quotes", "The tag “</think>” ends it.", result{"", "The tag “</think>” ends it."}, 0},
+	{"after the open tag in the answer", "Tags: <think> and </think>.", result{"", "Tags: <think> and </think>."}, 0},
+	{"explicit block closed first", "<think>r</think>a</think>b", result{"r", "a</think>b"}, 0},
+	{"leading lone close stripped", "\n</think>\n\nHello.", result{"", "Hello."}, 0},
+	{"unicode", "çà ☃\n</think>日本", result{"çà ☃\n", "日本"}, 1},
+}
+
+func TestSplitterWatchEveryOffset(t *testing.T) {
+	for _, tc := range watchCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, moved := runWatch(false, true, []string{tc.in})
+			if got != tc.want || moved != tc.moved {
+				t.Fatalf("whole: got %+v (moved %d), want %+v (%d)", got, moved, tc.want, tc.moved)
+			}
+			for i := 0; i <= len(tc.in); i++ {
+				for j := i; j <= len(tc.in); j++ {
+					got, _, moved := runWatch(false, true, []string{tc.in[:i], tc.in[i:j], tc.in[j:]})
+					if got != tc.want || moved != tc.moved {
+						t.Fatalf("split at %d,%d: got %+v (moved %d), want %+v (%d)", i, j, got, moved, tc.want, tc.moved)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSplitterWatchRefused(t *testing.T) {
+	var text, thinking strings.Builder
+	emit := func(th bool, x string) {
+		if th {
+			thinking.WriteString(x)
+		} else {
+			text.WriteString(x)
+		}
+	}
+	s := New(false)
+	asked := 0
+	s.Watch(func() bool { asked++; return false })
+	for _, c := range []string{"reasoning\n</th", "ink>\nanswer</think>", "x"} {
+		s.Feed(c, emit)
+	}
+	s.Flush(emit)
+	if asked != 1 || thinking.Len() != 0 || text.String() != "reasoning\n</think>\nanswer</think>x" {
+		t.Fatalf("asked %d, thinking %q, text %q", asked, thinking.String(), text.String())
+	}
+}
+
+func TestSplitterUnwatch(t *testing.T) {
+	var text strings.Builder
+	emit := func(th bool, x string) {
+		if th {
+			t.Fatalf("thinking %q", x)
+		}
+		text.WriteString(x)
+	}
+	s := New(false)
+	s.Watch(func() bool { t.Fatal("asked after Unwatch"); return true })
+	s.Feed("a</thi", emit)
+	s.Unwatch(emit)
+	if text.String() != "a</thi" {
+		t.Fatalf("the held partial tag was not given back at once: %q", text.String())
+	}
+	s.Feed("nk>b", emit)
+	s.Flush(emit)
+	if text.String() != "a</think>b" {
+		t.Fatalf("text %q", text.String())
+	}
+}
+
 func TestSplitterReset(t *testing.T) {
 	s := New(false)
 	var text strings.Builder
@@ -104,18 +211,21 @@ func TestSplitterReset(t *testing.T) {
 
 func FuzzSplitter(f *testing.F) {
 	for _, tc := range cases {
-		f.Add(tc.in, uint8(3), tc.implicit)
+		f.Add(tc.in, uint8(3), tc.implicit, false)
 	}
-	f.Fuzz(func(t *testing.T, in string, step uint8, implicit bool) {
+	for _, tc := range watchCases {
+		f.Add(tc.in, uint8(5), false, true)
+	}
+	f.Fuzz(func(t *testing.T, in string, step uint8, implicit, watch bool) {
 		n := int(step%16) + 1
 		var chunks []string
 		for i := 0; i < len(in); i += n {
 			chunks = append(chunks, in[i:min(i+n, len(in))])
 		}
-		got, re := run(implicit, chunks)
-		whole, wre := run(implicit, []string{in})
-		if got != whole || re != wre {
-			t.Fatalf("chunking changed the result: %+v vs %+v", got, whole)
+		got, re, moved := runWatch(implicit, watch, chunks)
+		whole, wre, wmoved := runWatch(implicit, watch, []string{in})
+		if got != whole || re != wre || moved != wmoved {
+			t.Fatalf("chunking changed the result: %+v (moved %d) vs %+v (moved %d)", got, moved, whole, wmoved)
 		}
 		// Nothing is invented: every output byte comes from the input,
 		// less the tags and the white space after a closed block.
@@ -126,6 +236,21 @@ func FuzzSplitter(f *testing.F) {
 		}
 		if !strings.Contains(in, "<think>") && !strings.Contains(in, "</think>") && !implicit && got.text != in {
 			t.Fatalf("text without tags was altered: %q -> %+v", in, got)
+		}
+		switch {
+		case moved > 1:
+			t.Fatalf("moved %d times: a reply has one block", moved)
+		case moved == 1 && (implicit || !watch || !strings.Contains(in, "</think>") || strings.Contains(in, "<think>")):
+			t.Fatalf("moved without a lone close: %q", in)
+		case moved == 1 && got.thinking+"</think>" != in[:len(got.thinking)+len("</think>")]:
+			// What became reasoning is exactly the input before the tag.
+			t.Fatalf("reasoning %q is not what came before the tag in %q", got.thinking, in)
+		}
+		if watch && !implicit && moved == 0 {
+			// Unmoved, watching changes nothing.
+			if plain, _, _ := runWatch(false, false, []string{in}); plain != got {
+				t.Fatalf("watching changed a stream it did not move: %+v vs %+v", got, plain)
+			}
 		}
 	})
 }
