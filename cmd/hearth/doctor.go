@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/internal/doctor"
+	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
+	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool/shell"
 )
@@ -22,35 +25,46 @@ import (
 var errNotReady = errors.New("not ready")
 
 func (a *app) doctorCommand() *cobra.Command {
-	var asJSON, noChat bool
+	var asJSON, noChat, pull bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check that the model server and model are ready, and say how to fix what is not",
 		Long: `Check the configured model server: does it answer, which version is it,
 is the model there, can it call tools and think, how large is its context
-window, and does it answer a chat. Every problem comes with its fix.
+window, does that window hold what Hearth sends before your first message
+(the system prompt with the project notes, AGENTS.md and HEARTH.md, and the
+tool definitions; an estimate, for the profile hearth run uses or --profile),
+and does it answer a chat. Every problem comes with its fix.
+
+When Ollama does not have the model, doctor offers to pull it from Ollama's
+registry: on a terminal it asks ("Pull qwen3:4b from Ollama now? [Y/n]"),
+with --pull it pulls without asking, and elsewhere it says the command to
+run. The download shows a progress bar on stderr (plain lines, every few
+seconds, when stderr is not a terminal); Ctrl-C stops it, and pulling again
+resumes. Once pulled, the model is checked again.
 
 Exits 0 when everything needed works, 1 when something must be fixed.`,
 		Example: `  hearth doctor --model qwen3:4b
+  hearth doctor -m qwen3:4b --pull        (pull the model if Ollama does not have it, without asking)
   OLLAMA_HOST=gpu-box:11434 hearth doctor -m llama3.1:8b
+  HEARTH_NUM_CTX=32768 hearth doctor -m qwen3:4b   (check a larger window)
   hearth doctor --provider openai --base-url http://localhost:8000/v1 --model Qwen/Qwen3-8B --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
 			p, cfg, err := a.provider()
 			if err != nil {
 				return err
 			}
-			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck()}}
-			showProgress := !asJSON && a.isTTY(a.io.err)
-			if showProgress {
-				opts.Progress = func(step string) { fmt.Fprintf(a.io.err, "\r\033[K… %s", step) }
-			}
-			r := doctor.Run(cmd.Context(), p, cfg.BaseURL, opts)
-			if showProgress {
-				fmt.Fprint(a.io.err, "\r\033[K")
-			}
-			if err := cmd.Context().Err(); err != nil {
+			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck()}, Prompt: a.doctorPrompt}
+			r := a.diagnose(ctx, p, cfg.BaseURL, opts, asJSON)
+			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if r.MissingModel != "" {
+				if r, err = a.offerPull(ctx, p, cfg.BaseURL, opts, r, pull, asJSON); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.io.out)
@@ -69,7 +83,122 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&noChat, "no-chat", false, "skip the live chat (which loads the model)")
+	cmd.Flags().BoolVar(&pull, "pull", false, "pull the model from Ollama's registry, without asking, if the server does not have it")
 	return cmd
+}
+
+// diagnose runs the checks, with a spinner on a terminal.
+func (a *app) diagnose(ctx context.Context, p llm.Provider, baseURL string, opts doctor.Options, asJSON bool) *doctor.Report {
+	showProgress := !asJSON && a.isTTY(a.io.err)
+	if showProgress {
+		opts.Progress = func(step string) { fmt.Fprintf(a.io.err, "\r\033[K… %s", step) }
+	}
+	r := doctor.Run(ctx, p, baseURL, opts)
+	if showProgress {
+		fmt.Fprint(a.io.err, "\r\033[K")
+	}
+	return r
+}
+
+// doctorPrompt is what the run would send before the user's first message:
+// the agent built as hearth run builds it, without its store or MCP servers.
+func (a *app) doctorPrompt(ctx context.Context) (*doctor.Prompt, error) {
+	o, err := a.appOptions("headless")
+	if err != nil {
+		return nil, err
+	}
+	// The configuration's warnings were said when the provider was
+	// resolved; the run says the others.
+	o.Warn = func(string) {}
+	fp, err := loader.FirstPrompt(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	pr := &doctor.Prompt{System: fp.System, Tools: fp.Tools, MCPServers: fp.MCPServers}
+	for _, n := range fp.Notes {
+		pr.Notes = append(pr.Notes, doctor.Note{Name: n.Name, Text: n.Text})
+	}
+	return pr, nil
+}
+
+// offerPull pulls the model r found missing, when the server can: with
+// --pull at once, on a terminal once the user agrees. After a pull it checks
+// again. Otherwise r stands, its fix naming --pull.
+func (a *app) offerPull(ctx context.Context, p llm.Provider, baseURL string, opts doctor.Options, r *doctor.Report, pull, asJSON bool) (*doctor.Report, error) {
+	model := r.MissingModel
+	pl, ok := doctor.CanPull(p)
+	if !ok {
+		if pull {
+			a.stderr().Line("hearth: --pull: only Ollama can pull a model; load " + termtext.String(model) + " into the server yourself")
+		}
+		return r, nil
+	}
+	if !pull {
+		if asJSON || !a.canAsk() {
+			return r, nil
+		}
+		q := fmt.Sprintf("%s is not on the Ollama server at %s.\nPull %s from Ollama now? [Y/n] ",
+			termtext.String(model), termtext.String(baseURL), termtext.String(model))
+		yes, err := a.ask(ctx, q)
+		if err != nil || !yes {
+			return r, err
+		}
+	}
+	m := &doctor.Meter{W: a.io.err, Model: model, TTY: a.isTTY(a.io.err), Color: a.colors(a.io.err)}
+	c := doctor.Pull(ctx, pl, model, m.Show)
+	m.Close()
+	if err := ctx.Err(); err != nil {
+		a.stderr().Line("hearth: the pull stopped; Ollama keeps what it downloaded, and the same command resumes it")
+		return r, err
+	}
+	if c.Status != doctor.OK {
+		r.Insert("model", c)
+		return r, nil
+	}
+	again := a.diagnose(ctx, p, baseURL, opts, asJSON)
+	again.Insert("models", c)
+	return again, ctx.Err()
+}
+
+// canAsk says whether the user can answer a question: standard input and
+// standard error (where it is asked) are terminals.
+func (a *app) canAsk() bool {
+	in := a.isTTYIn
+	if in == nil {
+		in = isTerminalReader
+	}
+	return in(a.io.in) && a.isTTY(a.io.err)
+}
+
+// ask asks a yes-or-no question on stderr and reads the answer from stdin:
+// an empty answer (Enter), y or yes is yes; anything else, or the end of the
+// input, is no. It gives up when ctx ends (Ctrl-C).
+func (a *app) ask(ctx context.Context, question string) (bool, error) {
+	fmt.Fprint(a.io.err, question)
+	answer := make(chan string, 1)
+	go func() {
+		line, err := bufio.NewReader(a.io.in).ReadString('\n')
+		if err != nil && line == "" {
+			close(answer)
+			return
+		}
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(a.io.err)
+		return false, ctx.Err()
+	case line, ok := <-answer:
+		if !ok {
+			fmt.Fprintln(a.io.err)
+			return false, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "", "y", "yes":
+			return true, nil
+		}
+		return false, nil
+	}
 }
 
 func (a *app) printReport(w io.Writer, r *doctor.Report) {

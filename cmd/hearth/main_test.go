@@ -126,12 +126,16 @@ func TestDoctor(t *testing.T) {
 		Ready  bool
 		Checks []struct{ Name, Status, Detail, Fix string }
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || !r.Ready {
+	// A 2048-token window cannot hold Hearth's prompt and a conversation.
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFailed || r.Ready {
 		t.Fatalf("--json: exit %d, %v\n%s", code, err, out)
 	}
 	for _, c := range r.Checks {
 		if c.Name == "context" && (c.Status != "warn" || !strings.Contains(c.Fix, "4096")) {
 			t.Errorf("small window not flagged with its fix: %+v", c)
+		}
+		if c.Name == "prompt" && (c.Status != "fail" || !strings.Contains(c.Fix, "HEARTH_NUM_CTX=4096")) {
+			t.Errorf("a prompt that does not fit not flagged with its fix: %+v", c)
 		}
 		if c.Name == "chat" {
 			t.Errorf("--no-chat still chatted")

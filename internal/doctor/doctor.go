@@ -1,13 +1,15 @@
 // Package doctor checks that a model server is ready for Hearth: that it
-// answers, which version it is, that the chosen model is there and can call
-// tools, how large its context window is, and that it answers a chat. Each
-// problem comes with the fix.
+// answers, which version it is, that the chosen model is there (and, on
+// Ollama, pulls it when it is not), that it can call tools, that its context
+// window holds what Hearth sends before the user says anything, and that it
+// answers a chat. Each problem comes with the fix.
 package doctor
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +44,37 @@ type Report struct {
 	Checks   []Check `json:"checks"`
 	// Ready is true when no check failed.
 	Ready bool `json:"ready"`
+	// MissingModel is the chosen model when the server does not have it
+	// (Ollama can pull it: see Pull).
+	MissingModel string `json:"missing_model,omitempty"`
+	// PromptTokens estimates what Hearth sends before the user's first
+	// message (system prompt and tool definitions), when measured;
+	// ContextLength is the model's window, when known.
+	PromptTokens  int `json:"prompt_tokens,omitempty"`
+	ContextLength int `json:"context_length,omitempty"`
+}
+
+// Insert adds c after the check named after (at the end when there is
+// none), and updates Ready.
+func (r *Report) Insert(after string, c Check) {
+	i := len(r.Checks)
+	for j, x := range r.Checks {
+		if x.Name == after {
+			i = j + 1
+		}
+	}
+	r.Checks = slices.Insert(r.Checks, i, c)
+	r.ready()
+}
+
+// ready sets Ready: no check failed.
+func (r *Report) ready() {
+	r.Ready = true
+	for _, c := range r.Checks {
+		if c.Status == Fail {
+			r.Ready = false
+		}
+	}
 }
 
 // MinContext is the smallest context window that leaves room for Hearth's
@@ -62,6 +95,10 @@ type Options struct {
 	Progress func(step string)
 	// Extra checks the caller made (the sandbox, the config) come first.
 	Extra []Check
+	// Prompt, if set, says what Hearth sends before the user's first
+	// message, to compare with the model's window. It is called only once
+	// the model is known to be there.
+	Prompt func(context.Context) (*Prompt, error)
 }
 
 // Run diagnoses p.
@@ -74,14 +111,7 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 			opts.Progress(s)
 		}
 	}
-	defer func() {
-		r.Ready = true
-		for _, c := range r.Checks {
-			if c.Status == Fail {
-				r.Ready = false
-			}
-		}
-	}()
+	defer r.ready()
 
 	progress("reaching the server")
 	info, err := llm.Health(ctx, p)
@@ -109,15 +139,20 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	for i, m := range models {
 		names[i] = m.Name
 	}
-	if len(models) == 0 {
+	switch {
+	case len(models) == 0 && opts.Model != "" && p.Kind() == "ollama":
+		// A fresh Ollama: the model check below says how to pull it.
+		add(Check{Name: "models", Status: Warn, Detail: "the server has no models yet"})
+	case len(models) == 0:
 		fix := "load a model into the server"
 		if p.Kind() == "ollama" {
-			fix = "pull one, e.g. `ollama pull qwen3:4b` (small, thinks, calls tools)"
+			fix = "pull one, e.g. `hearth doctor -m qwen3:4b --pull` or `ollama pull qwen3:4b` (small, thinks, calls tools)"
 		}
 		add(Check{Name: "models", Status: Fail, Detail: "the server has no models", Fix: fix})
 		return r
+	default:
+		add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%d available: %s", len(models), clipList(names, 8))})
 	}
-	add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%d available: %s", len(models), clipList(names, 8))})
 
 	if opts.Model == "" {
 		add(Check{Name: "model", Status: Fail, Detail: "no model chosen",
@@ -129,11 +164,15 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	if err != nil {
 		c := fromError("model", err)
 		if llm.CodeOf(err) == llm.CodeModelNotFound {
+			r.MissingModel = opts.Model
 			c.Detail = fmt.Sprintf("%q is not on the server", opts.Model)
 			if p.Kind() == "ollama" {
-				c.Fix = fmt.Sprintf("pull it with `ollama pull %s`, or choose one of: %s", opts.Model, clipList(names, 8))
+				c.Fix = fmt.Sprintf("pull it: add --pull to this command, or run `ollama pull %s`", opts.Model)
+				if len(names) > 0 {
+					c.Fix += "; or choose one of: " + clipList(names, 8)
+				}
 			} else {
-				c.Fix = "choose one of: " + clipList(names, 8)
+				c.Fix = "load it into the server, or choose one of: " + clipList(names, 8)
 			}
 		}
 		add(c)
@@ -143,6 +182,16 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	add(toolsCheck(mi))
 	add(thinkingCheck(mi))
 	add(contextCheck(p.Kind(), mi))
+	r.ContextLength = mi.ContextLength
+	if opts.Prompt != nil {
+		progress("measuring what Hearth sends before your first message")
+		pr, err := opts.Prompt(ctx)
+		c := promptCheck(p.Kind(), mi, pr, err)
+		if err == nil {
+			r.PromptTokens = pr.Tokens()
+		}
+		add(c)
+	}
 
 	if opts.SkipChat {
 		return r
