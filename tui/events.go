@@ -45,12 +45,14 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 	case agent.EventTextDelta:
 		m.endThinking(now)
 		if m.cur.answer == nil {
-			m.cur.answer = &answerItem{}
+			m.cur.answer = &answerItem{start: now}
 			m.cur.answerE = m.tr.add(m.cur.answer)
 		}
 		m.cur.answer.add(ev.Text)
 		m.cur.answerE.dirty = true
 		m.jobLabel = "Answering…"
+	case agent.EventThinkingReclassified:
+		m.reclassify(now, ev.Text)
 	case agent.EventToolCall:
 		m.endThinking(now)
 		m.finishAnswer()
@@ -139,6 +141,40 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 func (m *Model) startThinking(now time.Time) {
 	m.cur.thinking = &thinkingItem{start: now}
 	m.cur.thinkE = m.tr.add(m.cur.thinking)
+}
+
+// reclassify turns the answer shown for this reply into the reasoning it
+// was (a lone </think> ended it): the answer item, in its place in the
+// transcript, becomes a thinking item, open for more reasoning until the
+// answer starts. text is the reply's text so far, the end of the answer
+// item; anything before it (there should be nothing) stays an answer.
+func (m *Model) reclassify(now time.Time, text string) {
+	m.endThinking(now)
+	a, e := m.cur.answer, m.cur.answerE
+	m.cur.answer, m.cur.answerE = nil, nil
+	th := &thinkingItem{start: now}
+	th.text.WriteString(text)
+	if a == nil {
+		m.cur.thinking, m.cur.thinkE = th, m.tr.add(th)
+		m.jobLabel = "Thinking…"
+		return
+	}
+	th.start = a.start
+	before := strings.TrimSuffix(a.raw.String(), text)
+	if before == a.raw.String() {
+		before = "" // not its end: the whole answer was the reply's text
+	}
+	if strings.TrimSpace(before) == "" {
+		e.it, e.dirty = th, true
+		m.cur.thinking, m.cur.thinkE = th, e
+	} else {
+		kept := &answerItem{start: a.start}
+		kept.add(before)
+		kept.finish()
+		e.it, e.dirty = kept, true
+		m.cur.thinking, m.cur.thinkE = th, m.tr.add(th)
+	}
+	m.jobLabel = "Thinking…"
 }
 
 // endThinking closes the open thinking item, if any.

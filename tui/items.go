@@ -259,12 +259,20 @@ type answerItem struct {
 	// done holds the indented lines of the completed blocks, for key.
 	key  int
 	done []string
+	// raw is the answer as the model wrote it, and start when it began:
+	// if it turns out to have been reasoning (thinking_reclassified), the
+	// thinking item that replaces it has both.
+	raw   strings.Builder
+	start time.Time
 }
 
 func (it *answerItem) live() bool { return false }
 
 // add appends a piece of the answer.
-func (it *answerItem) add(text string) { it.md.Append(it.san.String(text)) }
+func (it *answerItem) add(text string) {
+	it.raw.WriteString(text)
+	it.md.Append(it.san.String(text))
+}
 
 // finish ends the answer.
 func (it *answerItem) finish() {

@@ -301,6 +301,61 @@ describe('applyEvent: the rest of the contract', () => {
   })
 })
 
+describe('thinking_reclassified', () => {
+  // A reply whose template opened <think> in the prompt streams its
+  // reasoning as text until a lone </think>; then the event takes it back.
+  const reasoning = 'The user asks what a.txt holds.\n'
+  const lone: HearthEvent[] = [
+    { type: 'session', session_id: 's-1', provider: 'openai', model: 'qwq' },
+    { type: 'text_delta', text: 'The user asks ' },
+    { type: 'text_delta', text: 'what a.txt holds.\n' },
+    { type: 'thinking_reclassified', text: reasoning },
+    { type: 'thinking_delta', text: 'Read it.' },
+    { type: 'thinking_end' },
+    { type: 'tool_call', id: 'call_1', name: 'read_file', args: { file_path: 'a.txt' } },
+    { type: 'tool_result', id: 'call_1', name: 'read_file', ok: true, output: 'hello' },
+    { type: 'thinking_start' },
+    { type: 'thinking_delta', text: 'It says hello.' },
+    { type: 'thinking_end' },
+    { type: 'text_delta', text: 'It says hello.' },
+    { type: 'done', reason: 'stop', text: 'It says hello.' },
+  ]
+
+  it('turns the text shown into live reasoning', () => {
+    const t = fold(lone.slice(0, 4))
+    expect(t.blocks).toEqual([{ kind: 'thinking', text: reasoning, live: true }])
+    expect(answerText(t)).toBe('')
+  })
+
+  it('ends with the reasoning apart and the answer alone', () => {
+    const t = fold(lone)
+    expect(t.blocks.map((b) => b.kind)).toEqual(['thinking', 'tool', 'thinking', 'text'])
+    expect(t.blocks[0]).toEqual({ kind: 'thinking', text: reasoning + 'Read it.', live: false })
+    expect(answerText(t)).toBe('It says hello.')
+  })
+
+  it('takes back only the end of a text block that does not hold only it', () => {
+    const t = fold([
+      { type: 'text_delta', text: 'Before. ' },
+      { type: 'text_delta', text: 'reasoning' },
+      { type: 'thinking_reclassified', text: 'reasoning' },
+      { type: 'thinking_end' },
+      { type: 'text_delta', text: 'Answer.' },
+    ])
+    expect(t.blocks).toEqual([
+      { kind: 'text', text: 'Before. ' },
+      { kind: 'thinking', text: 'reasoning', live: false },
+      { kind: 'text', text: 'Answer.' },
+    ])
+  })
+
+  it('never changes the turn it is given', () => {
+    let t = deepFreeze(newTurn('hi'))
+    for (const ev of lone) t = deepFreeze(applyEvent(t, deepFreeze(ev)))
+    expect(answerText(t)).toBe('It says hello.')
+  })
+})
+
 describe('approval_required for an id whose card has finished', () => {
   // A sub-agent's calls may repeat the ids of this turn's finished calls:
   // its approval must not reopen the finished card, nor be lost.

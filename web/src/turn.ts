@@ -95,6 +95,22 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
       next.blocks = blocks
       return next
     }
+    case 'thinking_reclassified': {
+      // The reply's text so far was reasoning (a lone </think> ended it):
+      // it comes off the end of the answer shown and is shown as the
+      // reasoning it was, live until thinking_end, as if thinking_start
+      // and a thinking_delta had come in place of those text deltas.
+      const blocks = endThinking(t.blocks).slice()
+      const last = blocks[blocks.length - 1]
+      if (last?.kind === 'text') {
+        const kept = last.text.endsWith(ev.text) ? last.text.slice(0, last.text.length - ev.text.length) : ''
+        if (kept.trim() === '') blocks.pop()
+        else blocks[blocks.length - 1] = { ...last, text: kept }
+      }
+      blocks.push({ kind: 'thinking', text: ev.text, live: true })
+      next.blocks = blocks
+      return next
+    }
     case 'tool_call': {
       const blocks = endThinking(t.blocks).slice()
       if (findTool(blocks, ev.id) < 0) {

@@ -8,6 +8,8 @@ export type HearthEvent =
   | { type: 'thinking_delta'; text: string }
   | { type: 'thinking_end' }
   | { type: 'text_delta'; text: string }
+  /** The reply's text so far (the text_delta events just before) was reasoning. */
+  | { type: 'thinking_reclassified'; text: string }
   | { type: 'tool_call'; id: string; name: string; args: unknown }
   | { type: 'approval_required'; id: string; name: string; args: unknown; reason: string }
   | { type: 'tool_output'; id: string; name: string; text: string; event?: HearthEvent }
