@@ -7,7 +7,9 @@
 #   scripts/peer-models.sh               # add the scripted models below
 #   HEARTH_OLLAMA_URL=http://127.0.0.1:11555 go test -race ./llm/ -run Integration -v
 #
-# The tests use `tiny` and `tiny-tools` (made by up.sh itself) and:
+# The tests use `tiny` and `tiny-tools` (made by up.sh itself) and the
+# models below (tiny-answer, at the end, has a window for a whole agent
+# prompt):
 #
 #   tiny-fenced  always writes a ```json fenced block calling get_weather,
 #                which Ollama does not parse as a tool call (its parser for
@@ -37,3 +39,12 @@ UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
 "$UP" model tiny-read \
   '["<tool_call>", "\n{\"name\": \"read_file\", ", "\"arguments\": {\"file_path\": \"notes.txt\"}}", "\n</tool_call>"]' \
   'You are a tiny scripted test model that always reads notes.txt.'
+
+# tiny-answer  always answers "Done." in a window long enough for Hearth's
+#              whole prompt (the tokenizer spends a token per byte): the
+#              real binary runs whole sessions against it, and
+#              cmd/hearth's TestPeerPromptCache measures Ollama's prompt
+#              cache across turns with it.
+PEER_CTX=32768 PEER_NUM_CTX=16384 "$UP" model tiny-answer \
+  '["Done", "."]' \
+  'You are a tiny scripted test model that always answers Done.'
