@@ -226,6 +226,12 @@ func liveCheckStream(t *testing.T, evs []llm.Event, err error) {
 			if ev.ToolCall == nil {
 				t.Errorf("event %d: tool_call event without its call", i)
 			}
+		case llm.EventThinkingReclassified:
+			// At most one, after text only: it takes that text back.
+			if ev.Text == "" || liveCount(evs[:i], llm.EventText) == 0 ||
+				liveCount(evs[:i], llm.EventThinking)+liveCount(evs[:i], llm.EventToolCall)+liveCount(evs[:i], llm.EventThinkingReclassified) > 0 {
+				t.Errorf("event %d: thinking_reclassified %q where it cannot be", i, ev.Text)
+			}
 		case llm.EventUsage:
 			usage++
 			if ev.Usage == nil {
@@ -726,6 +732,40 @@ func TestIntegrationThinkTags(t *testing.T) {
 					t.Errorf("done %+v, want finish reason stop", resp.Done)
 				}
 			})
+		}
+	}
+}
+
+// TestIntegrationLoneThinkClose: a model whose template opened <think> in
+// the prompt writes its reasoning and a lone </think> (Ollama leaves both in
+// the content for a model without the thinking capability, natively and on
+// /v1): the reasoning comes out as thinking, the answer alone as content,
+// first by reclassifying the streamed text, then (the provider remembers the
+// model) as thinking from the start.
+func TestIntegrationLoneThinkClose(t *testing.T) {
+	for _, d := range liveDialects(t) {
+		liveNeedModels(t, d.base, "tiny-lone-think")
+		moved := 0
+		for _, m := range liveStreamModes {
+			for round := 1; round <= 2; round++ {
+				t.Run(fmt.Sprintf("%s/%s/%d", d.name, m.name, round), func(t *testing.T) {
+					resp, evs, err := liveChat(t, d.p, &llm.Request{Model: "tiny-lone-think", Messages: liveUser("hi"), NoStream: m.noStream})
+					if err != nil {
+						t.Fatalf("chat: %v", err)
+					}
+					if want := "The user greets me. I should greet back."; resp.Message.Thinking != want {
+						t.Errorf("thinking %q, want %q", resp.Message.Thinking, want)
+					}
+					if want := "Hello there!"; resp.Message.Content != want {
+						t.Errorf("content %q, want %q", resp.Message.Content, want)
+					}
+					moved += liveCount(evs, llm.EventThinkingReclassified)
+				})
+			}
+		}
+		// Streamed first, the reply is reclassified once; never again.
+		if moved != 1 {
+			t.Errorf("%s: %d reclassifications, want 1", d.name, moved)
 		}
 	}
 }

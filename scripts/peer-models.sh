@@ -16,7 +16,8 @@
 #                this template looks for <tool_call>), so Hearth must;
 #   tiny-think   always writes a <think>…</think> block before its answer,
 #                which Ollama leaves in the content for a model without the
-#                thinking capability, so Hearth must move it to thinking.
+#                thinking capability, so Hearth must move it to thinking;
+#   tiny-lone-think  the same without the opening tag (below).
 #
 # Safe to re-run: creating a model again replaces it with the same one.
 set -euo pipefail
@@ -32,6 +33,15 @@ UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
 "$UP" model tiny-think \
   '["<think>", "The user greets me.", " I should greet back.", "</think>", "Hello", " there!"]' \
   'You are a tiny scripted test model that thinks aloud in <think> tags.'
+
+# tiny-lone-think  writes its reasoning, then a lone </think> (no opening
+#              tag: a template that opens the block in the prompt, as Qwen3
+#              "thinking" and DeepSeek-R1 do), then its answer; Ollama leaves
+#              both in the content for a model without the thinking
+#              capability, so Hearth must see the reasoning for what it was.
+"$UP" model tiny-lone-think \
+  '["The user greets me.", " I should greet back.", "</think>", "Hello", " there!"]' \
+  'You are a tiny scripted test model whose template opened a think block.'
 
 # tiny-read    always calls read_file on notes.txt (Hermes style, which Ollama
 #              parses into a native call): an agent loop driven by it reads
