@@ -200,20 +200,15 @@ func promptBound(req *llm.Request) int {
 
 func (p *Provider) wireRequest(req *llm.Request, model string, numCtx int) *chatRequest {
 	w := &chatRequest{Model: model, Stream: !req.NoStream, Messages: make([]message, 0, len(req.Messages))}
-	// Reasoning is sent back only for the turn in progress (after the last
-	// user message), where it links tool calls to their results; older
-	// reasoning would only fill the window.
-	lastUser := -1
-	for i, m := range req.Messages {
-		if m.Role == llm.RoleUser {
-			lastUser = i
-		}
-	}
-	for i, m := range req.Messages {
-		wm := message{Role: string(m.Role), Content: m.Content, Images: m.Images, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
-		if i > lastUser {
-			wm.Thinking = m.Thinking
-		}
+	// Reasoning is sent back with every message that had it, and the
+	// model's template decides what to show of it: reasoning models'
+	// templates (Qwen3, DeepSeek-R1, gpt-oss) keep that of the turn in
+	// progress only, as the models were trained. Leaving it out here
+	// instead would change how a message is sent once the next user
+	// message comes, and so, for a template that shows it all, the prompt
+	// Ollama caches would no longer begin the next request.
+	for _, m := range req.Messages {
+		wm := message{Role: string(m.Role), Content: m.Content, Images: m.Images, ToolName: m.ToolName, ToolCallID: m.ToolCallID, Thinking: m.Thinking}
 		for j, tc := range m.ToolCalls {
 			var c toolCall
 			c.ID = tc.ID
