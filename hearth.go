@@ -399,6 +399,9 @@ func New(c Config) (*Agent, error) {
 		if b, isBad := t.(badTool); isBad {
 			return nil, fmt.Errorf("hearth: %w", b.err)
 		}
+		if err := tool.CheckSchema(t.Spec().Parameters); err != nil {
+			return nil, fmt.Errorf("hearth: tool %s: %w", t.Spec().Name, err)
+		}
 	}
 	for _, sp := range c.SubAgents {
 		if err := sp.Validate(); err != nil {

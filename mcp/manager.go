@@ -280,6 +280,10 @@ func (m *Manager) publishTo(s *server, sk *sink) {
 			continue
 		}
 		sk.added[name] = true
+		if err := tool.CheckSchema(t.Spec().Parameters); err != nil {
+			failed = append(failed, fmt.Sprintf("tool %s not offered: %v", name, err))
+			continue
+		}
 		if err := sk.reg.Add(t); err != nil {
 			failed = append(failed, fmt.Sprintf("tool %s not offered: %v", name, err))
 		}

@@ -21,12 +21,39 @@ type Registry struct {
 	mu      sync.RWMutex
 	tools   map[string]Tool
 	order   []string
-	schemas map[string]*jsonschema.Resolved
+	schemas map[string]*schema
+}
+
+// schema is a tool's parameters schema, resolved on first use (the first
+// call to validate): resolving every tool's schema when the tools are
+// registered cost a headless run a tenth of its start-up, for tools most
+// runs never call. Registries selected from one another share it, so it is
+// resolved once.
+type schema struct {
+	params json.RawMessage
+	once   sync.Once
+	rs     *jsonschema.Resolved
+	err    error
+}
+
+func (s *schema) resolved() (*jsonschema.Resolved, error) {
+	s.once.Do(func() { s.rs, s.err = resolveSchema(s.params) })
+	return s.rs, s.err
+}
+
+// CheckSchema reports whether params is a JSON Schema a registry can
+// validate calls against, with what is wrong. A registry resolves a tool's
+// schema on its first call; check tools that come from elsewhere (a
+// program's own, an MCP server's) when they arrive, to refuse a bad one
+// at once.
+func CheckSchema(params json.RawMessage) error {
+	_, err := resolveSchema(params)
+	return err
 }
 
 // NewRegistry returns a registry holding tools.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{tools: map[string]Tool{}, schemas: map[string]*jsonschema.Resolved{}}
+	r := &Registry{tools: map[string]Tool{}, schemas: map[string]*schema{}}
 	for _, t := range tools {
 		if err := r.Add(t); err != nil {
 			return nil, err
@@ -49,24 +76,30 @@ func ValidName(s string) bool {
 	return true
 }
 
-// Add registers t. Its name must be unique and its schema valid.
+// Add registers t. Its name must be unique and its parameters JSON; the
+// schema itself is resolved on the first call (Validate), and a bad one
+// fails that call (CheckSchema checks one at once).
 func (r *Registry) Add(t Tool) error {
 	spec := t.Spec()
 	if !ValidName(spec.Name) {
 		return fmt.Errorf("tool name %q: use 1 to 64 letters, digits, _ or -", spec.Name)
 	}
-	rs, err := resolveSchema(spec.Parameters)
-	if err != nil {
-		return fmt.Errorf("tool %s: %w", spec.Name, err)
+	if len(spec.Parameters) > 0 && !json.Valid(spec.Parameters) {
+		return fmt.Errorf("tool %s: its parameters are not JSON", spec.Name)
 	}
+	return r.add(t, &schema{params: spec.Parameters})
+}
+
+func (r *Registry) add(t Tool, s *schema) error {
+	name := t.Spec().Name
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.tools[spec.Name]; dup {
-		return fmt.Errorf("tool %s is registered twice", spec.Name)
+	if _, dup := r.tools[name]; dup {
+		return fmt.Errorf("tool %s is registered twice", name)
 	}
-	r.tools[spec.Name] = t
-	r.schemas[spec.Name] = rs
-	r.order = append(r.order, spec.Name)
+	r.tools[name] = t
+	r.schemas[name] = s
+	r.order = append(r.order, name)
 	return nil
 }
 
@@ -115,10 +148,14 @@ func (r *Registry) Specs() []llm.ToolSpec {
 // says what is wrong in words a model can act on.
 func (r *Registry) Validate(name string, args json.RawMessage) error {
 	r.mu.RLock()
-	rs := r.schemas[name]
+	sc := r.schemas[name]
 	r.mu.RUnlock()
-	if rs == nil {
+	if sc == nil {
 		return fmt.Errorf("unknown tool %q", name)
+	}
+	rs, err := sc.resolved()
+	if err != nil {
+		return fmt.Errorf("the tool %s cannot be called: its %v (a bug in the tool, not in your call)", name, err)
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
@@ -160,11 +197,14 @@ var kindSelectors = map[string]Kind{"@" + ReadOnly.String(): ReadOnly, "@" + Edi
 // (a glob, or a kind no tool has), so that a typo in a profile does not
 // silently disable a tool; so is an unknown kind.
 func (r *Registry) Select(p Profile) (*Registry, error) {
-	names := r.Names()
+	r.mu.RLock()
+	names := slices.Clone(r.order)
 	tools := make([]Tool, len(names))
+	schemas := make([]*schema, len(names))
 	for i, n := range names {
-		tools[i], _ = r.Get(n)
+		tools[i], schemas[i] = r.tools[n], r.schemas[n]
 	}
+	r.mu.RUnlock()
 	// The tools' kinds, asked once and only if a kind selector needs them,
 	// without holding the registry's lock (a tool may work its kind out
 	// from a registry of its own). A Delegator is never asked.
@@ -218,7 +258,7 @@ func (r *Registry) Select(p Profile) (*Registry, error) {
 	out, _ := NewRegistry()
 	for i, n := range names {
 		if on[n] {
-			if err := out.Add(tools[i]); err != nil {
+			if err := out.add(tools[i], schemas[i]); err != nil {
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
 )
 
 // TestDefaultPromptBudget keeps the default system prompt and the
@@ -46,5 +47,24 @@ func TestDefaultPromptBudget(t *testing.T) {
 	t.Logf("system prompt %d bytes + tool definitions %d bytes = %d bytes", len(prompt), len(tools), total)
 	if total > 8192 {
 		t.Errorf("%d bytes before the user's first word; the budget is 8192", total)
+	}
+}
+
+// A registry resolves a schema on a tool's first call: every built-in
+// tool's must resolve, so that none fails its first call.
+func TestBuiltinSchemasResolve(t *testing.T) {
+	ws, err := sandbox.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(Options{Workspace: ws, Shell: shellForTest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for _, tl := range set.Tools {
+		if err := tool.CheckSchema(tl.Spec().Parameters); err != nil {
+			t.Errorf("%s: %v", tl.Spec().Name, err)
+		}
 	}
 }
