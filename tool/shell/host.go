@@ -215,9 +215,10 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	defer cancelTimeout()
 
 	out := newOutput(t.cfg.OutputCap, t.cfg.OutputLimit, progress, func() { cancel(errOutputLimit) })
+	policy, _, env := t.state()
 	// A .git the workspace root did not have: nothing could be mounted
 	// read-only over it, so it is checked after the call (newRepository).
-	gitPath := filepath.Join(t.policy.Workspace, ".git")
+	gitPath := filepath.Join(policy.Workspace, ".git")
 	_, statErr := os.Lstat(gitPath)
 	hadGit := statErr == nil
 
@@ -238,8 +239,8 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	defer func() { closeGroup() }()
 
 	// The job goes in; the output and the report come out.
-	pol := *t.policy
-	raw, _ := json.Marshal(hostJob{Script: src, Dir: dir, Env: t.env, Policy: pol, MaxProcs: t.cfg.MaxProcs, MemoryLimit: t.cfg.MemoryLimit})
+	pol := *policy
+	raw, _ := json.Marshal(hostJob{Script: src, Dir: dir, Env: env, Policy: pol, MaxProcs: t.cfg.MaxProcs, MemoryLimit: t.cfg.MemoryLimit})
 	go func() {
 		_, _ = jobW.Write(raw)
 		jobW.Close()
@@ -448,13 +449,14 @@ func (t *Tool) startHost() (*hostProc, error) {
 		return nil, err
 	}
 	group := sandbox.NewGroup()
-	view := t.conf.View()
-	cmd, err := t.conf.SelfCommand(group, []string{hostArg0}, hostEnv(t.env))
+	policy, conf, env := t.state()
+	view := conf.View()
+	cmd, err := conf.SelfCommand(group, []string{hostArg0}, hostEnv(env))
 	if err == nil {
-		cmd.Dir = t.policy.Workspace
+		cmd.Dir = policy.Workspace
 		cmd.Stdout, cmd.Stderr = outW, outW
 		cmd.ExtraFiles = []*os.File{jobR, repW}
-		err = t.conf.StartSelf(cmd)
+		err = conf.StartSelf(cmd)
 	}
 	outW.Close()
 	jobR.Close()
@@ -510,7 +512,7 @@ func (t *Tool) takeHost() (*hostProc, error) {
 	t.spare = nil
 	t.spareMu.Unlock()
 	if h != nil {
-		if h.view == t.conf.View() && !h.exited() {
+		if _, conf, _ := t.state(); h.view == conf.View() && !h.exited() {
 			return h, nil
 		}
 		// .git, .hearth, a secret location or a daemon's socket came or

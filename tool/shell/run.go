@@ -168,13 +168,18 @@ type runState struct {
 // of tests, in this process with programs never started.
 func (t *Tool) run(parent context.Context, src, dir string, progress func(string)) outcome {
 	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit, noNet: t.cfg.DenyNetwork}
+	if err := t.prepare(); err != nil {
+		o.err = err
+		return o
+	}
+	pol, _, _ := t.state()
 	f, err := parse(src)
 	if err != nil {
 		o.err = fmt.Errorf("cannot parse the command: %v", err)
 		return o
 	}
 	// Layer 1: everything that can be checked before anything runs.
-	if r := t.policy.checkFile(f, dir); r != nil {
+	if r := pol.checkFile(f, dir); r != nil {
 		o.refusal = r
 		return o
 	}
@@ -215,7 +220,8 @@ func (t *Tool) runDry(parent context.Context, f *syntax.File, dir string, progre
 }
 
 func (t *Tool) newRunState(ctx context.Context, cancel context.CancelCauseFunc) *runState {
-	return &runState{ctx: ctx, cancel: cancel, policy: t.policy, env: t.env, maxProcs: t.cfg.MaxProcs,
+	pol, _, env := t.state()
+	return &runState{ctx: ctx, cancel: cancel, policy: pol, env: env, maxProcs: t.cfg.MaxProcs,
 		memLimit: t.cfg.MemoryLimit, execHook: t.execHook, goBase: runtime.NumGoroutine()}
 }
 

@@ -128,11 +128,18 @@ type Config struct {
 type Tool struct {
 	cfg    Config
 	ws     *sandbox.Workspace
-	policy *Policy
-	conf   *sandbox.Confinement
 	status sandbox.Status
-	env    []string
-	tmp    string
+
+	// The private temp directory is made for the first command (a run
+	// that runs none makes none); policy, conf and env include it from
+	// then on. tmpMu guards the four, which are set once, before any
+	// command reads them.
+	tmpMu   sync.Mutex
+	tmp     string
+	policy  *Policy
+	conf    *sandbox.Confinement
+	env     []string
+	baseEnv []string // the scrubbed environment, before childEnv
 
 	closeOnce sync.Once
 
@@ -163,8 +170,8 @@ var (
 	_ tool.Describer = (*Tool)(nil)
 )
 
-// New returns the tool. It makes the private temp directory, which Close
-// removes.
+// New returns the tool. The private temp directory is made for the first
+// command; Close removes it.
 func New(cfg Config) (*Tool, error) {
 	if cfg.Workspace == nil {
 		return nil, errors.New("shell: no workspace")
@@ -223,17 +230,10 @@ func New(cfg Config) (*Tool, error) {
 		}
 		writable = append(writable, r)
 	}
-	tmp, err := os.MkdirTemp(cfg.TempRoot, "hearth-shell-")
-	if err != nil {
-		return nil, fmt.Errorf("shell: private temp directory: %w", err)
-	}
-	if tmp, err = sandbox.RealPath("/", tmp, true); err != nil {
-		return nil, fmt.Errorf("shell: private temp directory: %w", err)
-	}
-	t := &Tool{cfg: cfg, ws: cfg.Workspace, tmp: tmp}
+	t := &Tool{cfg: cfg, ws: cfg.Workspace}
 	t.policy = &Policy{
 		Workspace: cfg.Workspace.Root(),
-		Writable:  append([]string{tmp}, writable...),
+		Writable:  writable,
 		FSRoot:    fsRoot,
 		Home:      home,
 	}
@@ -242,7 +242,7 @@ func New(cfg Config) (*Tool, error) {
 		maxFile = 0
 	}
 	t.conf = &sandbox.Confinement{
-		Writable:    append([]string{cfg.Workspace.Root(), tmp}, writable...),
+		Writable:    append([]string{cfg.Workspace.Root()}, writable...),
 		DenyNetwork: cfg.DenyNetwork,
 		MaxFileSize: maxFile,
 		MaxProcs:    cfg.MaxProcs * 4,
@@ -257,9 +257,44 @@ func New(cfg Config) (*Tool, error) {
 		t.status.Note += "; processes that detach themselves from a command may outlive it (" + err.Error() + ")"
 	}
 	env, removed := ScrubEnv(cfg.Env, cfg.KeepEnv)
-	t.env = childEnv(env, tmp, t.status.Active, t.policy.Writable)
+	t.baseEnv = env
 	cfg.Logger.Info("run_shell_command", "sandbox", t.status.Note, "secrets_removed", len(removed))
 	return t, nil
+}
+
+// prepare makes the private temp directory, if the tool has none yet, and
+// makes it writable to commands and their $TMPDIR. Every command calls it
+// first.
+func (t *Tool) prepare() error {
+	t.tmpMu.Lock()
+	defer t.tmpMu.Unlock()
+	if t.tmp != "" {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(t.cfg.TempRoot, "hearth-shell-")
+	if err != nil {
+		return fmt.Errorf("shell: private temp directory: %w", err)
+	}
+	if tmp, err = sandbox.RealPath("/", tmp, true); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("shell: private temp directory: %w", err)
+	}
+	pol := *t.policy
+	pol.Writable = append([]string{tmp}, pol.Writable...)
+	// The confinement is changed in place (it keeps state of its own, what
+	// the kernel refused): nothing has used it before this.
+	t.conf.Writable = append([]string{t.conf.Writable[0], tmp}, t.conf.Writable[1:]...)
+	t.tmp, t.policy = tmp, &pol
+	t.env = childEnv(t.baseEnv, tmp, t.status.Active, pol.Writable)
+	return nil
+}
+
+// state returns what commands run with: the policy, the confinement and
+// the environment (the temp directory in them once prepare made it).
+func (t *Tool) state() (*Policy, *sandbox.Confinement, []string) {
+	t.tmpMu.Lock()
+	defer t.tmpMu.Unlock()
+	return t.policy, t.conf, t.env
 }
 
 // protectedDirs are the paths of the workspace root that commands may read
@@ -357,25 +392,40 @@ func (t *Tool) Close() error {
 		t.exiting.Wait()  // hosts whose command is over, still exiting
 		// Make everything removable first: commands may leave read-only
 		// directories (Go's module cache does).
-		_ = filepath.WalkDir(t.tmp, func(p string, d fs.DirEntry, err error) error {
+		t.tmpMu.Lock()
+		tmp := t.tmp
+		t.tmpMu.Unlock()
+		if tmp == "" {
+			return // no command ran: nothing was made
+		}
+		_ = filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
 				_ = os.Chmod(p, 0o700)
 			}
 			return nil
 		})
-		err = os.RemoveAll(t.tmp)
+		err = os.RemoveAll(tmp)
 	})
 	return err
 }
 
-// Policy returns the policy the tool enforces.
-func (t *Tool) Policy() *Policy { return t.policy }
+// Policy returns the policy the tool enforces (with the temp directory
+// once a command has run).
+func (t *Tool) Policy() *Policy {
+	p, _, _ := t.state()
+	return p
+}
 
 // Sandbox says how commands are confined on this machine.
 func (t *Tool) Sandbox() sandbox.Status { return t.status }
 
-// TempDir returns the private temp directory ($TMPDIR of commands).
-func (t *Tool) TempDir() string { return t.tmp }
+// TempDir returns the private temp directory ($TMPDIR of commands): ""
+// until the first command makes it.
+func (t *Tool) TempDir() string {
+	t.tmpMu.Lock()
+	defer t.tmpMu.Unlock()
+	return t.tmp
+}
 
 const description = "Run a bash command in the workspace and get its output (stdout and stderr) and exit status. " +
 	"Pipes, redirections and && work. No interactive input: pass flags like -y. " +

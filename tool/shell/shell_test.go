@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/tool"
 )
 
@@ -447,6 +448,29 @@ func TestGoBuildCacheIsWritable(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.Output, f.tool.TempDir()) {
 		t.Errorf("GOCACHE %q is not in the private temp directory, which is all the sandbox lets go write", res.Output)
+	}
+}
+
+// The private temp directory is made for the first command: a run that
+// runs none makes none.
+func TestNoTempDirWithoutACommand(t *testing.T) {
+	root := t.TempDir()
+	ws, err := sandbox.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := New(Config{Workspace: ws, TempRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 || tl.TempDir() != "" {
+		t.Errorf("made before any command: %v %q", entries, tl.TempDir())
+	}
+	if err := tl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
 
