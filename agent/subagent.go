@@ -114,9 +114,13 @@ type subAgentArgs struct {
 	Context string `json:"context,omitempty" jsonschema:"optional background: what you already know, what to leave out"`
 }
 
+// subAgentSchema is tool.Schema[subAgentArgs](), precomputed (a test keeps
+// them equal): Spec is asked for every model request.
+const subAgentSchema = `{"type":"object","properties":{"task":{"type":"string","description":"what to do or find out, with everything the sub-agent needs to know: it sees nothing of this conversation"},"context":{"type":"string","description":"optional background: what you already know, what to leave out"}},"required":["task"],"additionalProperties":false}`
+
 // Spec is what the calling model sees.
 func (s *SubAgent) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: tool.Schema[subAgentArgs]()}
+	return llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: json.RawMessage(subAgentSchema)}
 }
 
 // Kind is the most powerful kind among the child's tools: a read-only

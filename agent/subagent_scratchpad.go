@@ -40,8 +40,12 @@ type padArgs struct {
 func (t *padTool) Spec() llm.ToolSpec {
 	return llm.ToolSpec{Name: ScratchpadToolName,
 		Description: "Keep your notes: what you have explored and what you still need to find. Update it at the start and after every few steps.",
-		Parameters:  tool.Schema[padArgs]()}
+		Parameters:  json.RawMessage(padSchema)}
 }
+
+// padSchema is tool.Schema[padArgs](), precomputed (a test keeps them
+// equal).
+const padSchema = `{"type":"object","properties":{"explored":{"type":"string","description":"what you have looked at so far, and what you learned"},"still_needed":{"type":"string","description":"what you still need to find out; empty when you are ready to report"}},"required":["explored","still_needed"],"additionalProperties":false}`
 
 func (t *padTool) Kind() tool.Kind { return tool.ReadOnly }
 

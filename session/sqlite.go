@@ -81,7 +81,15 @@ var migrations = []string{
 	CREATE INDEX tool_runs_session ON tool_runs(session_id);`,
 	// 2: messages that record why a turn failed (Message.Failure).
 	`ALTER TABLE messages ADD COLUMN failure INTEGER NOT NULL DEFAULT 0;`,
+	// 3: facts about the file itself: when its structure was last checked.
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 }
+
+// checkEvery is how often Open checks the file's structure (PRAGMA
+// quick_check): it reads the whole file, the largest part of opening a
+// store that has some history, and a run that repeats it each time repeats
+// what the run before it did.
+const checkEvery = 24 * time.Hour
 
 // appID marks a SQLite file as Hearth's (PRAGMA application_id), so that a
 // foreign database is recognised instead of being written into.
@@ -93,6 +101,8 @@ type SQLite struct {
 	path string
 	// LockTimeout is how long Lock waits for another process (default 2 s).
 	LockTimeout time.Duration
+	// checked says Open checked the file's structure (tests).
+	checked bool
 	// Used only by lock_other.go (systems without Unix file locks), which
 	// staticcheck, checking this system's build, does not see.
 	//lint:ignore U1000 used in lock_other.go
@@ -170,13 +180,25 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		}
 	}
 	// A damaged file can answer queries wrongly (a session "not found")
-	// rather than fail: check the structure once, on open.
-	var check string
-	if err := conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&check); err != nil {
-		return s.fileError(err)
+	// rather than fail: its structure is checked on open, once a day (the
+	// file records when), so that a run does not repeat what the one
+	// before it did.
+	checkedAt := time.Time{}
+	if version >= 3 {
+		var at string
+		if conn.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'checked_at'").Scan(&at) == nil {
+			checkedAt, _ = time.Parse(time.RFC3339, at)
+		}
 	}
-	if check != "ok" {
-		return fmt.Errorf("session store %s is damaged (%s): move it aside and Hearth will start a new one; `sqlite3 %s .recover` may save its content", s.path, check, s.path)
+	if age := time.Since(checkedAt); age < 0 || age >= checkEvery {
+		var check string
+		if err := conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&check); err != nil {
+			return s.fileError(err)
+		}
+		if check != "ok" {
+			return fmt.Errorf("session store %s is damaged (%s): move it aside and Hearth will start a new one; `sqlite3 %s .recover` may save its content", s.path, check, s.path)
+		}
+		s.checked = true
 	}
 	if version > len(migrations) {
 		return fmt.Errorf("session store %s was written by a newer Hearth (schema %d, this one knows %d): upgrade Hearth", s.path, version, len(migrations))
@@ -195,6 +217,12 @@ func (s *SQLite) migrate(ctx context.Context) error {
 			return s.fileError(err)
 		}
 		if err := tx.Commit(); err != nil {
+			return s.fileError(err)
+		}
+	}
+	if s.checked {
+		if _, err := conn.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('checked_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+			time.Now().UTC().Format(time.RFC3339)); err != nil {
 			return s.fileError(err)
 		}
 	}

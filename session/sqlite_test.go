@@ -359,7 +359,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 1, as the first Hearth left it.
-	for _, q := range []string{"DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
+	for _, q := range []string{"DROP TABLE meta", "DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}
@@ -385,5 +385,45 @@ func TestMigrateFromSchema1(t *testing.T) {
 	}
 	if _, err := s.Append(ctx, "old", FailureMessage(errors.New("boom"))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The file's structure is checked on open once a day, not by every run:
+// the file records when it was last checked.
+func TestStructureCheckedOnceADay(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	for _, step := range []struct {
+		name    string
+		before  func(s *SQLite)
+		checked bool
+	}{
+		{"new file", nil, true},
+		{"checked just now", nil, false},
+		{"checked two days ago", func(s *SQLite) {
+			s.db.Exec("UPDATE meta SET value = ? WHERE key = 'checked_at'", time.Now().Add(-48*time.Hour).UTC().Format(time.RFC3339))
+		}, true},
+		{"checked again", nil, false},
+		{"a date in the future", func(s *SQLite) {
+			s.db.Exec("UPDATE meta SET value = ? WHERE key = 'checked_at'", time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339))
+		}, true},
+		{"no record", func(s *SQLite) { s.db.Exec("DELETE FROM meta") }, true},
+	} {
+		if step.before != nil {
+			s, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step.before(s)
+			s.Close()
+		}
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if s.checked != step.checked {
+			t.Errorf("%s: checked %v, want %v", step.name, s.checked, step.checked)
+		}
+		s.Close()
 	}
 }

@@ -32,6 +32,60 @@ type Def[A any] struct {
 	// then read without refusing unknown fields, as the schema lets them
 	// through). What it leaves must be a valid schema for A.
 	Tune func(s *jsonschema.Schema)
+	// Schema, when set, is the schema Define would infer (with Tune),
+	// precomputed: inferring and encoding it at every start of a program
+	// costs more than a short run has to spare. A test keeps the two equal
+	// (StaleSchemas); Define then takes it as it is.
+	Schema json.RawMessage
+}
+
+// Inferred returns the schema Define infers for d: from A, tuned by Tune,
+// and checked when tuned.
+func (d Def[A]) Inferred() (json.RawMessage, error) {
+	s, err := jsonschema.For[A](nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: inferring the argument schema: %w", d.Name, err)
+	}
+	if d.Tune != nil {
+		d.Tune(s)
+	}
+	params, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
+	}
+	if d.Tune != nil {
+		if _, err := resolveSchema(params); err != nil {
+			return nil, fmt.Errorf("tool %s: the tuned schema: %w", d.Name, err)
+		}
+	}
+	return params, nil
+}
+
+// SchemaSource is a definition whose schema may be precomputed: a Def.
+type SchemaSource interface {
+	// Inferred returns the schema inferred from the definition.
+	Inferred() (json.RawMessage, error)
+	precomputed() (name string, schema json.RawMessage)
+}
+
+func (d Def[A]) precomputed() (string, json.RawMessage) { return d.Name, d.Schema }
+
+// StaleSchemas returns, by tool name, the inferred schema of each
+// definition whose precomputed Schema is missing or differs from it: the
+// test of a package that precomputes its tools' schemas fails on any, and
+// prints them to paste.
+func StaleSchemas(defs ...SchemaSource) (map[string]json.RawMessage, error) {
+	stale := map[string]json.RawMessage{}
+	for _, d := range defs {
+		want, err := d.Inferred()
+		if err != nil {
+			return nil, err
+		}
+		if name, have := d.precomputed(); !bytes.Equal(have, want) {
+			stale[name] = want
+		}
+	}
+	return stale, nil
 }
 
 // RunFunc does a call of a tool made by Define. The call gives its id and
@@ -71,27 +125,20 @@ type Defined[A any] struct {
 var _ Describer = (*Defined[struct{}])(nil)
 
 func define[A any](d Def[A], run RunFunc[A]) (*Defined[A], error) {
-	s, err := jsonschema.For[A](nil)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: inferring the argument schema: %w", d.Name, err)
-	}
-	if d.Tune != nil {
-		d.Tune(s)
-	}
-	params, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
-	}
-	if d.Tune != nil {
-		if _, err := resolveSchema(params); err != nil {
-			return nil, fmt.Errorf("tool %s: the tuned schema: %w", d.Name, err)
+	params := d.Schema
+	if len(params) == 0 {
+		var err error
+		if params, err = d.Inferred(); err != nil {
+			return nil, err
 		}
 	}
-	strict := false
-	if s.AdditionalProperties != nil {
-		b, _ := json.Marshal(s.AdditionalProperties)
-		strict = string(b) == "false"
+	var top struct {
+		AdditionalProperties json.RawMessage `json:"additionalProperties"`
 	}
+	if err := json.Unmarshal(params, &top); err != nil {
+		return nil, fmt.Errorf("tool %s: the schema is not a JSON object: %w", d.Name, err)
+	}
+	strict := string(bytes.TrimSpace(top.AdditionalProperties)) == "false"
 	return &Defined[A]{spec: llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: params},
 		kind: d.Kind, strict: strict, describe: d.Describe, run: run}, nil
 }

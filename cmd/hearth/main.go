@@ -47,6 +47,7 @@ func main() {
 	// When started as the confinement launcher of a shell command, this
 	// applies the sandbox and becomes the command; it never returns.
 	sandbox.MaybeRunLauncher()
+	startGC(os.Getenv)
 	ctx, sig := interrupts()
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Getenv)
 	if code == exitInterrupted && sig() == syscall.SIGTERM {

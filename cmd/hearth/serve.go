@@ -80,6 +80,7 @@ func splitList(s string) []string {
 
 // serve runs the API until ctx ends (Ctrl-C).
 func (a *app) serve(ctx context.Context, f serveFlags) error {
+	longRunning(a.getenv)
 	if f.approvalMode != "" {
 		if _, err := agent.ParseMode(f.approvalMode); err != nil {
 			return usageError{err}

@@ -46,6 +46,7 @@ func isTerminalReader(r io.Reader) bool {
 
 // runTUI opens the terminal UI.
 func (a *app) runTUI(ctx context.Context) error {
+	longRunning(a.getenv)
 	f := a.rootRun
 	if err := f.parse(); err != nil {
 		return err

@@ -21,6 +21,7 @@ package edit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -82,15 +83,20 @@ var (
 // of what the model has read (nil: no staleness check).
 func New(ws *sandbox.Workspace, seen *tool.Seen, opts Options) *Tool {
 	t := &Tool{ws: ws, seen: seen, opts: opts, locks: map[string]*sync.Mutex{}}
-	t.Defined = tool.Define(tool.Def[Args]{Name: Name, Kind: tool.Edit, Description: description, Describe: t.describe,
-		Tune: func(s *jsonschema.Schema) {
-			s.Properties["expected_replacements"].Minimum = jsonschema.Ptr(1.0)
-			// Unknown fields are ignored, not refused: small models add
-			// some, and nothing is lost by reading past them.
-			s.AdditionalProperties = nil
-		}}, t.run)
+	d := def
+	d.Describe = t.describe
+	t.Defined = tool.Define(d, t.run)
 	return t
 }
+
+// def is the tool's definition, but for Describe (each tool's own).
+var def = tool.Def[Args]{Name: Name, Kind: tool.Edit, Description: description, Schema: json.RawMessage(editSchema),
+	Tune: func(s *jsonschema.Schema) {
+		s.Properties["expected_replacements"].Minimum = jsonschema.Ptr(1.0)
+		// Unknown fields are ignored, not refused: small models add
+		// some, and nothing is lost by reading past them.
+		s.AdditionalProperties = nil
+	}}
 
 const description = "Replace text in a file. old_string must be copied exactly from the file (no line numbers), " +
 	"with 2-3 lines of context so it matches one place. new_string is the full replacement: never write " +

@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,7 +28,7 @@ type readFileArgs struct {
 	Limit    int    `json:"limit,omitempty" jsonschema:"number of lines to read"`
 }
 
-var readFileDef = tool.Def[readFileArgs]{Name: "read_file", Kind: tool.ReadOnly,
+var readFileDef = tool.Def[readFileArgs]{Schema: json.RawMessage(readFileSchema), Name: "read_file", Kind: tool.ReadOnly,
 	Description: "Read a text file. Large files come in parts: use offset and limit to read more.",
 	Describe:    func(a readFileArgs) string { return "read " + a.FilePath }}
 
@@ -154,7 +155,7 @@ type readManyArgs struct {
 	Exclude []string `json:"exclude,omitempty" jsonschema:"glob patterns to leave out"`
 }
 
-var readManyDef = tool.Def[readManyArgs]{Name: "read_many_files", Kind: tool.ReadOnly,
+var readManyDef = tool.Def[readManyArgs]{Schema: json.RawMessage(readManySchema), Name: "read_many_files", Kind: tool.ReadOnly,
 	Description: "Read several text files at once, given paths or glob patterns. Ignored (.gitignore) and binary files are skipped."}
 
 func (e *env) readMany(ctx context.Context, _ tool.Call, a readManyArgs) (tool.Result, error) {

@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ type listDirArgs struct {
 	Ignore []string `json:"ignore,omitempty" jsonschema:"glob patterns of names to leave out"`
 }
 
-var listDirDef = tool.Def[listDirArgs]{Name: "list_directory", Kind: tool.ReadOnly,
+var listDirDef = tool.Def[listDirArgs]{Schema: json.RawMessage(listDirSchema), Name: "list_directory", Kind: tool.ReadOnly,
 	Description: "List the files and subdirectories of a directory (names ending in / are directories)."}
 
 func (e *env) listDir(ctx context.Context, _ tool.Call, a listDirArgs) (tool.Result, error) {
@@ -151,7 +152,7 @@ type globArgs struct {
 	Path    string `json:"path,omitempty" jsonschema:"directory to search in (default: the workspace root)"`
 }
 
-var globDef = tool.Def[globArgs]{Name: "glob", Kind: tool.ReadOnly,
+var globDef = tool.Def[globArgs]{Schema: json.RawMessage(globSchema), Name: "glob", Kind: tool.ReadOnly,
 	Description: "Find files whose path matches a glob pattern (** matches any directories). Newest files first."}
 
 func (e *env) glob(ctx context.Context, _ tool.Call, a globArgs) (tool.Result, error) {
@@ -224,7 +225,7 @@ type grepArgs struct {
 	Include string `json:"include,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts"`
 }
 
-var grepDef = tool.Def[grepArgs]{Name: "grep_search", Kind: tool.ReadOnly,
+var grepDef = tool.Def[grepArgs]{Schema: json.RawMessage(grepSchema), Name: "grep_search", Kind: tool.ReadOnly,
 	Description: "Search file contents for a regular expression. Returns matching lines as path:line: text.",
 	Describe:    func(a grepArgs) string { return fmt.Sprintf("search for %q", a.Pattern) }}
 

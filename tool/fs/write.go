@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,7 +24,7 @@ type writeFileArgs struct {
 // path and the write: where a racing process would swap a directory.
 var testHookBeforeWrite func(path string)
 
-var writeFileDef = tool.Def[writeFileArgs]{Name: "write_file", Kind: tool.Edit,
+var writeFileDef = tool.Def[writeFileArgs]{Schema: json.RawMessage(writeFileSchema), Name: "write_file", Kind: tool.Edit,
 	Description: "Create a file, or replace a whole file, with the given content. To change part of a file use edit.",
 	Describe: func(a writeFileArgs) string {
 		return fmt.Sprintf("write %s (%d lines)", a.FilePath, strings.Count(a.Content, "\n")+1)
