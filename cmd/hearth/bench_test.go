@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +61,27 @@ var installedBinary = sync.OnceValues(func() (string, error) {
 	return dst, out.Close()
 })
 
+// helloWorld builds a Go hello-world, the yardstick of a start-up: what
+// any Go program pays to start, on this machine, at this moment.
+var helloWorld = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "hearth-hello-")
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "hello")
+	cmd := exec.Command("go", "build", "-o", bin, src)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", &buildError{string(out), err}
+	}
+	return bin, nil
+})
+
 // launched runs bin with args through the launcher and returns its stdout,
 // wall time and peak RSS in KiB.
 func launched(env []string, bin string, args ...string) (string, time.Duration, int64, error) {
@@ -87,9 +108,15 @@ func launched(env []string, bin string, args ...string) (string, time.Duration, 
 // fake server: process start, config, store, tools, the turn, exit. Wall
 // time and peak resident memory are reported as medians over the runs. The
 // process is started by a small launcher (testdata/rsslaunch), so that its peak RSS
-// is its own rather than the benchmark's.
+// is its own rather than the benchmark's. A Go hello-world runs after each
+// run, the same way: x-hello is the ratio of the two medians, the figure
+// to compare across machines and loads (issue 13's target: 3).
 func BenchmarkColdRun(b *testing.B) {
 	bin, err := installedBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hello, err := helloWorld()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +134,7 @@ func BenchmarkColdRun(b *testing.B) {
 	st.Create(context.Background(), &session.Session{ID: "s1", Title: "bench"})
 	st.Close()
 	env := append(os.Environ(), "HEARTH_HOME="+home, "OLLAMA_HOST="+srv.URL, "NO_COLOR=1")
-	var walls []time.Duration
+	var walls, hellos []time.Duration
 	var rss []int64
 	b.ResetTimer()
 	for b.Loop() {
@@ -120,12 +147,21 @@ func BenchmarkColdRun(b *testing.B) {
 		}
 		walls = append(walls, wall)
 		rss = append(rss, kib) // KiB on Linux
+		out, wall, _, err = launched(env, hello)
+		if err != nil || out != "hello\n" {
+			b.Fatalf("hello-world: %v %q", err, out)
+		}
+		hellos = append(hellos, wall)
 	}
 	b.StopTimer()
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
-	b.ReportMetric(float64(walls[len(walls)/2].Microseconds())/1000, "ms-median")
+	slices.Sort(walls)
+	slices.Sort(hellos)
+	slices.Sort(rss)
+	med, hmed := walls[len(walls)/2], hellos[len(hellos)/2]
+	b.ReportMetric(float64(med.Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(rss[len(rss)/2])/1024, "MB-rss-median")
+	b.ReportMetric(float64(hmed.Microseconds())/1000, "hello-ms-median")
+	b.ReportMetric(float64(med)/float64(hmed), "x-hello")
 }
 
 // The launcher's own footprint stays well under what it measures: a

@@ -29,7 +29,10 @@ var binary = sync.OnceValues(func() (string, error) {
 	}
 	builtDir = dir
 	bin := filepath.Join(dir, "hearth")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	// Static, as the README installs it (CGO_ENABLED=0).
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", &buildError{string(out), err}
 	}

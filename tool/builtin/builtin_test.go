@@ -15,15 +15,7 @@ import (
 // on the wire. Local models often run with a few thousand tokens of context;
 // what Hearth sends before the user's first word must leave room for work.
 func TestDefaultPromptBudget(t *testing.T) {
-	ws, err := sandbox.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := New(Options{Workspace: ws, Shell: shellForTest(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := newSet(t)
 	type fn struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -53,6 +45,17 @@ func TestDefaultPromptBudget(t *testing.T) {
 // A registry resolves a schema on a tool's first call: every built-in
 // tool's must resolve, so that none fails its first call.
 func TestBuiltinSchemasResolve(t *testing.T) {
+	set := newSet(t)
+	for _, tl := range set.Tools {
+		if err := tool.CheckSchema(tl.Spec().Parameters); err != nil {
+			t.Errorf("%s: %v", tl.Spec().Name, err)
+		}
+	}
+}
+
+// newSet is the built-in tools of a new workspace, closed when t ends.
+func newSet(t *testing.T) *Set {
+	t.Helper()
 	ws, err := sandbox.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +64,6 @@ func TestBuiltinSchemasResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
-	for _, tl := range set.Tools {
-		if err := tool.CheckSchema(tl.Spec().Parameters); err != nil {
-			t.Errorf("%s: %v", tl.Spec().Name, err)
-		}
-	}
+	t.Cleanup(func() { set.Close() })
+	return set
 }
