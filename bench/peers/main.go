@@ -563,12 +563,12 @@ func (s *state) stats(key string) (per []repStats, first []float64) {
 func (s *state) report() (int, error) {
 	code := 0
 	hearthPer, _ := s.stats("hearth")
-	fmt.Println("| program | version | wall, median | × Hearth | to first request | peak RSS, largest process | peak RSS, tree sum | CPU, user+sys | processes | first request | side requests | first run in a new HOME | runs ok |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| program | version | wall, median | × Hearth | to first request | peak RSS, largest process | peak RSS, tree sum | CPU, user+sys | CPU × Hearth | processes | first request | side requests | first run in a new HOME | runs ok |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	var failures []string
 	for _, sub := range s.subjects {
 		if why := s.skip[sub.Key]; why != "" && !s.ran(sub.Key) {
-			fmt.Printf("| %s | %s | did not run: %s | | | | | | | | | | |\n", sub.Name, s.version[sub.Key], why)
+			fmt.Printf("| %s | %s | did not run: %s | | | | | | | | | | | |\n", sub.Name, s.version[sub.Key], why)
 			failures = append(failures, fmt.Sprintf("%s: %s", sub.Name, why))
 			if sub.Reference {
 				code = 1
@@ -576,7 +576,7 @@ func (s *state) report() (int, error) {
 			continue
 		}
 		per, first := s.stats(sub.Key)
-		var wall, tree, sum, cpu, fb, side, procs, ratio, toFirst []float64
+		var wall, tree, sum, cpu, fb, side, procs, ratio, cpuRatio, toFirst []float64
 		ok, all := 0, 0
 		for i, st := range per {
 			ok += st.ok
@@ -595,13 +595,16 @@ func (s *state) report() (int, error) {
 			if i < len(hearthPer) && hearthPer[i].wall > 0 {
 				ratio = append(ratio, st.wall/hearthPer[i].wall)
 			}
+			if i < len(hearthPer) && hearthPer[i].cpu > 0 {
+				cpuRatio = append(cpuRatio, st.cpu/hearthPer[i].cpu)
+			}
 		}
 		firstReq, toFirstReq := span(fb, fmtKB), span(toFirst, fmtWall)
 		if sub.NoModel {
 			firstReq, toFirstReq = "—", "—"
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d |\n", sub.Name, s.version[sub.Key],
-			span(wall, fmtWall), span(ratio, fmtRatio), toFirstReq, span(tree, fmtMB1), span(sum, fmtMB1), span(cpu, fmtWall),
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d |\n", sub.Name, s.version[sub.Key],
+			span(wall, fmtWall), span(ratio, fmtRatio), toFirstReq, span(tree, fmtMB1), span(sum, fmtMB1), span(cpu, fmtWall), span(cpuRatio, fmtRatio),
 			span(procs, func(x float64) string { return fmt.Sprintf("%.0f", x) }), firstReq,
 			span(side, func(x float64) string { return fmt.Sprintf("%.0f", x) }), span(first, fmtWall), ok, all)
 		if ok < all {
@@ -617,6 +620,8 @@ func (s *state) report() (int, error) {
 	fmt.Println()
 	fmt.Println("Ranges are the lowest and highest of the repetitions' medians. Wall: from starting the program to the exit of the last process of its tree.")
 	fmt.Println("Peak RSS, largest process: the kernel's ru_maxrss over the tree (RUSAGE_CHILDREN), exact; tree sum: the largest sum of the tree's RSS sampled every 10 ms (shared pages counted once per process).")
+	fmt.Println("CPU: user and system time of the whole tree (getrusage RUSAGE_CHILDREN), less sensitive than wall time to other work on the machine.")
+	fmt.Println("Processes: how many the 10 ms sampling saw (a shorter-lived one can be missed).")
 	fmt.Println("To first request: from starting the program to the mock receiving its first model request (start-up, configuration, tools, the prompt built).")
 	fmt.Println("First request: bytes of the body of the first model request (the one answered with the tool call). Side requests: requests without tools (titles).")
 	fmt.Println()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,10 @@ type mock struct {
 	// dump, if set, is a directory where each request's body is written.
 	dump string
 	n    int
+	// inflight counts the requests being answered: a request is logged
+	// once answered, which can be after the client has its answer and
+	// has sent the next request, or has exited.
+	inflight int // under mu
 }
 
 func startMock(addr string) (*mock, error) {
@@ -99,14 +104,29 @@ func (m *mock) reset(p toolPlan) {
 	m.mu.Unlock()
 }
 
+// records returns the requests of this run in the order they arrived,
+// once every request that arrived has been answered.
 func (m *mock) records() []record {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		m.mu.Lock()
+		n := m.inflight
+		m.mu.Unlock()
+		if n == 0 {
+			break
+		}
+	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]record(nil), m.log...)
+	recs := append([]record(nil), m.log...)
+	m.mu.Unlock()
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Time.Before(recs[j].Time) })
+	return recs
 }
 
 func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
+	m.mu.Lock()
+	m.inflight++
+	m.mu.Unlock()
 	raw, _ := io.ReadAll(r.Body)
 	body := raw
 	switch r.Header.Get("Content-Encoding") {
@@ -156,6 +176,7 @@ func (m *mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	m.log = append(m.log, rec)
+	m.inflight--
 	m.n++
 	n := m.n
 	m.mu.Unlock()
