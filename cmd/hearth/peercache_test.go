@@ -185,11 +185,19 @@ func TestPeerPromptCache(t *testing.T) {
 			i+1, what, r.Count, float64(r.Duration.Microseconds())/1000, float64(r.perToken().Microseconds())/1000,
 			100*float64(r.perToken())/float64(cold), int64(r.Duration/max(1, cold)))
 	}
-	for i, r := range recs[1:] {
-		cached := r.perToken()*4 < cold
-		if want := i+1 < stable; cached != want {
-			t.Errorf("turn %d: %s per prompt token against %s for the first: the prompt cache was %s", i+2, r.perToken(), cold,
-				map[bool]string{true: "used although the prefix changed (the measure is wrong)", false: "not used: each request must begin with the previous one's bytes"}[cached])
+	// Each later turn of the stable prefix against the first; each turn
+	// of the broken one against the slowest of those (not the first: the
+	// machine's load may have changed since).
+	var cachedMax time.Duration
+	for i, r := range recs[1:stable] {
+		if r.perToken()*4 >= cold {
+			t.Errorf("turn %d: %s per prompt token against %s for the first: the prompt cache was not used; each request must begin with the previous one's bytes", i+2, r.perToken(), cold)
+		}
+		cachedMax = max(cachedMax, r.perToken())
+	}
+	for i, r := range recs[stable:] {
+		if r.perToken() < 4*cachedMax {
+			t.Errorf("turn %d: %s per prompt token with the prefix broken, against %s at most with it whole: the measure does not see a broken prefix", stable+i+1, r.perToken(), cachedMax)
 		}
 	}
 }
