@@ -12,10 +12,10 @@ import (
 	"github.com/hearth-agent/hearth/llm/ollama"
 )
 
-// TestIdleSessionReleasesItsTools: a session's built-in tools (and the
-// private temp directory of its commands) are released ten minutes after
-// its last use, not before, and made again by its next turn. The clock is a
-// synctest bubble's: the ten minutes pass at once, and exactly.
+// TestIdleSessionReleasesItsTools: a session's built-in tools are released
+// ten minutes after its last use, not before, and made again by its next
+// turn; no private temp directory is made while no command runs. The clock
+// is a synctest bubble's: the ten minutes pass at once, and exactly.
 func TestIdleSessionReleasesItsTools(t *testing.T) {
 	fake := llmtest.New(t)
 	fake.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("one")), llmtest.OllamaStream("m", llmtest.Text("two")))
@@ -40,30 +40,43 @@ func TestIdleSessionReleasesItsTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer bot.Close()
+		s := bot.Session("s1")
+		hasTools := func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.tools != nil
+		}
 		// New built one set of tools, which the first session takes.
-		if n := tempDirs(); n != 1 {
-			t.Fatalf("%d temp dirs before any turn", n)
+		bot.mu.Lock()
+		spare := bot.spare != nil
+		bot.mu.Unlock()
+		if !spare || hasTools() {
+			t.Fatalf("before any turn: a spare set %v, the session's %v", spare, hasTools())
 		}
 		if _, err := bot.NewTurn(context.Background(), Request{SessionID: "s1", Message: "hi"}).Result(); err != nil {
 			t.Fatal(err)
 		}
-		if n := tempDirs(); n != 1 {
-			t.Fatalf("%d temp dirs after a turn, want the session's one", n)
+		if !hasTools() {
+			t.Fatal("no tools after a turn")
 		}
 		time.Sleep(bot.idleTools - time.Second)
 		synctest.Wait()
-		if n := tempDirs(); n != 1 {
+		if !hasTools() {
 			t.Fatalf("released before the session was idle for %v", bot.idleTools)
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if n := tempDirs(); n != 0 {
-			t.Fatalf("%d temp dirs after %v idle", n, bot.idleTools)
+		if hasTools() {
+			t.Fatalf("still held after %v idle", bot.idleTools)
 		}
 		// The next turn makes them again, and the session kept its id.
 		res, err := bot.NewTurn(context.Background(), Request{SessionID: "s1", Message: "again"}).Result()
-		if err != nil || res.Text != "two" || tempDirs() != 1 {
-			t.Fatalf("%+v %v, %d temp dirs", res, err, tempDirs())
+		if err != nil || res.Text != "two" || !hasTools() {
+			t.Fatalf("%+v %v, tools %v", res, err, hasTools())
+		}
+		// No command ran: no temp directory was made.
+		if n := tempDirs(); n != 0 {
+			t.Fatalf("%d temp dirs made without a command", n)
 		}
 	})
 }

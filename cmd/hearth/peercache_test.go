@@ -53,11 +53,10 @@ func newEvalProxy(t *testing.T, target string) *evalProxy {
 		t.Fatal(err)
 	}
 	p := &evalProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	direct := rp.Director
 	n := 0
-	rp.Director = func(r *http.Request) {
-		direct(r)
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		r := pr.Out
 		p.mu.Lock()
 		breakPrefix := p.breakPrefix
 		p.mu.Unlock()
@@ -78,7 +77,7 @@ func newEvalProxy(t *testing.T, target string) *evalProxy {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	}
+	}}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.URL.Path != "/api/chat" || resp.StatusCode != http.StatusOK {
 			return nil

@@ -315,13 +315,6 @@ func ProvisionalTitle(prompt string) string {
 	return line
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // compaction says which stored messages a compression that cut the first
 // cut messages of the history replaces, and the seq of the first stored
 // message kept, before which the summary goes (0: none is kept). seqs holds
