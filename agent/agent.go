@@ -393,6 +393,13 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 		}
 	}
 	endThinking()
+	if text.Len() > 0 && thinking.String() == text.String() {
+		// A reply read as starting inside a <think> block the template
+		// opened, that never closed it: the model did not think, and its
+		// text, streamed as reasoning, came again whole as the answer
+		// (thinktag). It is the answer only.
+		thinking.Reset()
+	}
 	if text.Len() == 0 && thinking.Len() == 0 && len(calls) == 0 {
 		if err != nil {
 			return nil, err

@@ -154,3 +154,30 @@ func TestLoneCloseInASubAgent(t *testing.T) {
 		t.Error("no nested thinking_reclassified")
 	}
 }
+
+// TestUnclosedImplicitBlockIsTheAnswer: once a lone </think> taught the
+// provider that the model's template opens the block, a reply that never
+// closes it is streamed as reasoning and then given again as the answer
+// (the model did not think): the result and the stored reply hold it as the
+// answer only, not twice.
+func TestUnclosedImplicitBlockIsTheAnswer(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			srv.Enqueue(w.path,
+				w.stream("m", loneThink("Easy.", llmtest.Text("Hi."))...),
+				w.stream("m", llmtest.Text("Just "), llmtest.Text("this.")))
+			a := &Agent{Provider: w.new(srv), Model: "m"}
+			if res := a.Run(context.Background(), user("hi"), func(Event) {}); res.Text != "Hi." {
+				t.Fatalf("first reply %q", res.Text)
+			}
+			var stored []llm.Message
+			res := a.RunWith(context.Background(), user("again"), RunOptions{
+				OnMessage: func(m llm.Message, partial bool) { stored = append(stored, m) },
+			}, func(Event) {})
+			if res.Text != "Just this." || len(stored) != 1 || stored[0].Content != "Just this." || stored[0].Thinking != "" {
+				t.Fatalf("text %q, stored %+v", res.Text, stored)
+			}
+		})
+	}
+}
