@@ -31,11 +31,7 @@ func pullScenario(errMsg string) llmtest.Scenario {
 		lines = append(lines, fmt.Sprintf(`{"status":"pulling 163553aea1b1","digest":"%s","total":2497279808,"completed":2497279808}`, pullDigest),
 			`{"status":"verifying sha256 digest"}`, `{"status":"writing manifest"}`, `{"status":"success"}`)
 	}
-	sc := llmtest.Scenario{Header: map[string][]string{"Content-Type": {"application/x-ndjson"}}}
-	for _, l := range lines {
-		sc.Chunks = append(sc.Chunks, llmtest.Chunk{Data: l + "\n"})
-	}
-	return sc
+	return llmtest.NDJSON(lines...)
 }
 
 // freshOllama is an Ollama with no models that pulls qwen3:4b.

@@ -31,13 +31,7 @@ func pullLines(parts int) []string {
 		`{"status":"verifying sha256 digest"}`, `{"status":"writing manifest"}`, `{"status":"success"}`)
 }
 
-func ndjson(lines ...string) llmtest.Scenario {
-	sc := llmtest.Scenario{Header: map[string][]string{"Content-Type": {"application/x-ndjson"}}}
-	for _, l := range lines {
-		sc.Chunks = append(sc.Chunks, llmtest.Chunk{Data: l + "\n"})
-	}
-	return sc
-}
+func ndjson(lines ...string) llmtest.Scenario { return llmtest.NDJSON(lines...) }
 
 // A fresh Ollama has no models: the model the user named is reported
 // missing, with the ways to pull it.

@@ -360,3 +360,13 @@ func (d Dialect) Whole(model string, parts ...Part) Scenario {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   map[string]int{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}})
 }
+
+// NDJSON is a stream of JSON lines as Ollama sends its streaming answers
+// (/api/pull's progress, say): one object per line, each flushed on its own.
+func NDJSON(lines ...string) Scenario {
+	sc := Scenario{Header: map[string][]string{"Content-Type": {"application/x-ndjson"}}}
+	for _, l := range lines {
+		sc.Chunks = append(sc.Chunks, Chunk{Data: l + "\n"})
+	}
+	return sc
+}

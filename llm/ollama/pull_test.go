@@ -11,15 +11,8 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 )
 
-// pullStream is an /api/pull answer as Ollama streams it: one JSON object
-// per line, each flushed on its own.
-func pullStream(lines ...string) llmtest.Scenario {
-	sc := llmtest.Scenario{Header: map[string][]string{"Content-Type": {"application/x-ndjson"}}}
-	for _, l := range lines {
-		sc.Chunks = append(sc.Chunks, llmtest.Chunk{Data: l + "\n"})
-	}
-	return sc
-}
+// pullStream is an /api/pull answer as Ollama streams it.
+func pullStream(lines ...string) llmtest.Scenario { return llmtest.NDJSON(lines...) }
 
 // layer is the progress of one layer as Ollama reports it: the first line
 // has no "completed" (Ollama omits a zero), then the bytes as they arrive.
