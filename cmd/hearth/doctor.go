@@ -152,6 +152,13 @@ func (a *app) offerPull(ctx context.Context, p llm.Provider, baseURL string, opt
 		return r, err
 	}
 	if c.Status != doctor.OK {
+		// The model's fix said to pull it: that was just tried, and the
+		// pull's own line says why it failed.
+		for i := range r.Checks {
+			if r.Checks[i].Name == "model" {
+				r.Checks[i].Fix = strings.Replace(r.Checks[i].Fix, "pull it: add --pull to this command, or run", "pull it once the pull below can work, or run", 1)
+			}
+		}
 		r.Insert("model", c)
 		return r, nil
 	}

@@ -187,7 +187,7 @@ func TestDoctorPullFails(t *testing.T) {
 	code, out, _ := runHearth(t, doctorEnv(t, srv), "doctor", "-m", "qwen3:4b", "--pull")
 	if code != exitFailed || !strings.Contains(out, "✗ pull") || !strings.Contains(out, "pulling qwen3:4b failed: max retries exceeded") ||
 		!strings.Contains(out, "could not reach its registry") || !strings.Contains(out, "✗ model") ||
-		strings.Index(out, "✗ pull") < strings.Index(out, "✗ model") {
+		strings.Index(out, "✗ pull") < strings.Index(out, "✗ model") || strings.Contains(out, "add --pull") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 
