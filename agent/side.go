@@ -64,7 +64,7 @@ type AskOptions struct {
 }
 
 // ErrNoAnswer is returned by Ask when the model replied without text (it
-// called a tool instead, or said nothing).
+// called a tool instead, or said nothing), or was cut off at MaxTokens.
 var ErrNoAnswer = errors.New("the model gave no text answer")
 
 // Ask puts a side question to the model about the conversation history (a
@@ -96,6 +96,12 @@ func (a *Agent) Ask(ctx context.Context, history []llm.Message, question string,
 	}
 	if err != nil {
 		return "", err
+	}
+	if res.Done != nil && res.Done.Reason == llm.FinishLength {
+		// Cut off at MaxTokens: not the short answer asked for (a model
+		// that reasoned at length, its reasoning given back as text when
+		// the block never closed).
+		return "", ErrNoAnswer
 	}
 	text := strings.TrimSpace(res.Message.Content)
 	if text == "" {

@@ -82,7 +82,9 @@ var migrations = []string{
 	// 2: messages that record why a turn failed (Message.Failure).
 	`ALTER TABLE messages ADD COLUMN failure INTEGER NOT NULL DEFAULT 0;`,
 	// 3: facts about the file itself: when its structure was last checked.
-	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+	// (IF NOT EXISTS: two processes that open an old file at once both
+	// migrate it.)
+	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -221,10 +223,12 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		}
 	}
 	if s.checked {
-		if _, err := conn.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('checked_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-			time.Now().UTC().Format(time.RFC3339)); err != nil {
-			return s.fileError(err)
-		}
+		// Best effort, and not worth waiting for: a file another process
+		// is writing, or a read-only one, is checked again next time.
+		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		_, _ = conn.ExecContext(wctx, "INSERT INTO meta (key, value) VALUES ('checked_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+			time.Now().UTC().Format(time.RFC3339))
 	}
 	return nil
 }
@@ -367,8 +371,7 @@ func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Mess
 		}
 		calls, images := "", ""
 		if len(m.ToolCalls) > 0 {
-			b, _ := json.Marshal(m.ToolCalls)
-			calls = string(b)
+			calls = marshalCalls(m.ToolCalls)
 		}
 		if len(m.Images) > 0 {
 			b, _ := json.Marshal(m.Images)
@@ -570,4 +573,17 @@ func (s *SQLite) UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, e
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// marshalCalls encodes tool calls as stored: their arguments compact, and
+// not HTML-escaped (json.Marshal would write a command's "&&" as
+// "\u0026\u0026"), so that a call sent back from the store is the same
+// bytes as in the turn that made it (agent.request compacts them the same
+// way), and a server's prompt cache holds across the two.
+func marshalCalls(calls []llm.ToolCall) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(calls)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // TestRequestsKeepTheCachedPrefix runs a session over three `hearth run
-// --context` processes (tool calls, a failing one, reasoning) and checks
+// --context` processes (tool calls, a failing one with "&&" and "<" in its
+// arguments, reasoning) and checks
 // that every request begins with the one before: the same system prompt,
 // tools and options, and the earlier messages rendered the same. Ollama and
 // llama.cpp reuse their cache of the previous prompt only as far as the new
@@ -39,7 +40,7 @@ func TestRequestsKeepTheCachedPrefix(t *testing.T) {
 			e.srv.Enqueue(d.path,
 				d.stream(llmtest.Thinking("I should read it."), llmtest.Call("read_file", `{"file_path":"a.txt"}`), llmtest.Usage(1500, 9)),
 				d.stream(llmtest.Text("It says alpha."), llmtest.Usage(1530, 4)),
-				d.stream(llmtest.Call("read_file", `{"file_path":"missing.txt"}`), llmtest.Usage(1560, 9)),
+				d.stream(llmtest.Call("read_file", `{"file_path":"missing && <x>.txt"}`), llmtest.Usage(1560, 9)),
 				d.stream(llmtest.Call("read_file", `{"file_path":"b.txt", "limit": 5}`), llmtest.Usage(1590, 9)),
 				d.stream(llmtest.Thinking("Both read."), llmtest.Text("It says beta."), llmtest.Usage(1620, 4)),
 				d.stream(llmtest.Text("You are welcome."), llmtest.Usage(1650, 4)))

@@ -293,6 +293,7 @@ func TestTitle(t *testing.T) {
 		{name: "user renamed", setup: func(f *fixture) { f.store.Rename(ctx, "s1", "mine") }, want: "mine"},
 		{name: "no text", reply: ptr(llmtest.OllamaWhole("m", llmtest.Call("read_file", `{"path":"x"}`))), want: "capital", wantErr: true},
 		{name: "server error", reply: ptr(llmtest.OllamaError(500, "boom")), want: "capital", wantErr: true},
+		{name: "cut at the limit", reply: ptr(llmtest.OllamaWhole("m", llmtest.Text("Okay, the user asks about a capital, so I"), llmtest.Finish("length"))), want: "capital", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)

@@ -135,6 +135,7 @@ type Tool struct {
 	// then on. tmpMu guards the four, which are set once, before any
 	// command reads them.
 	tmpMu   sync.Mutex
+	tmpGone bool // Close ran: no temp directory is made any more
 	tmp     string
 	policy  *Policy
 	conf    *sandbox.Confinement
@@ -249,7 +250,11 @@ func New(cfg Config) (*Tool, error) {
 		ReadOnly:    protectedDirs(cfg.Workspace.Root()),
 		Hidden:      cfg.Secrets,
 	}
-	t.status = t.conf.Status()
+	// The status says what commands will be confined to, the temp
+	// directory they get included (it is made for the first of them).
+	shown := sandbox.Confinement{Writable: append([]string{cfg.Workspace.Root(), filepath.Join(tempRoot(cfg.TempRoot), "hearth-shell-…")}, writable...),
+		DenyNetwork: t.conf.DenyNetwork, MaxFileSize: t.conf.MaxFileSize, MaxProcs: t.conf.MaxProcs, ReadOnly: t.conf.ReadOnly, Hidden: t.conf.Hidden}
+	t.status = shown.Status()
 	// Processes a command starts and that detach themselves (setsid, a
 	// double fork) are adopted by Hearth, so that they can be found and
 	// stopped when the call ends (sandbox.Group).
@@ -271,12 +276,16 @@ func (t *Tool) prepare() error {
 	if t.tmp != "" {
 		return nil
 	}
-	tmp, err := os.MkdirTemp(t.cfg.TempRoot, "hearth-shell-")
+	if t.tmpGone {
+		return errors.New("shell: the tool is closed")
+	}
+	made, err := os.MkdirTemp(t.cfg.TempRoot, "hearth-shell-")
 	if err != nil {
 		return fmt.Errorf("shell: private temp directory: %w", err)
 	}
-	if tmp, err = sandbox.RealPath("/", tmp, true); err != nil {
-		os.Remove(tmp)
+	tmp, err := sandbox.RealPath("/", made, true)
+	if err != nil {
+		os.Remove(made)
 		return fmt.Errorf("shell: private temp directory: %w", err)
 	}
 	pol := *t.policy
@@ -287,6 +296,14 @@ func (t *Tool) prepare() error {
 	t.tmp, t.policy = tmp, &pol
 	t.env = childEnv(t.baseEnv, tmp, t.status.Active, pol.Writable)
 	return nil
+}
+
+// tempRoot is where the private temp directory is made.
+func tempRoot(root string) string {
+	if root == "" {
+		return os.TempDir()
+	}
+	return root
 }
 
 // state returns what commands run with: the policy, the confinement and
@@ -394,6 +411,7 @@ func (t *Tool) Close() error {
 		// directories (Go's module cache does).
 		t.tmpMu.Lock()
 		tmp := t.tmp
+		t.tmpGone = true
 		t.tmpMu.Unlock()
 		if tmp == "" {
 			return // no command ran: nothing was made

@@ -472,6 +472,16 @@ func TestNoTempDirWithoutACommand(t *testing.T) {
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
 	}
+	// A command after Close (a turn racing the agent's Close) makes none.
+	if _, err := tl.Run(context.Background(), call("echo hi")); err == nil {
+		t.Error("a closed tool ran a command")
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("made after Close: %v", entries)
+	}
+	if !strings.Contains(tl.Sandbox().Note, "hearth-shell-") && tl.Sandbox().Active {
+		t.Errorf("the sandbox note leaves out the temp directory: %s", tl.Sandbox().Note)
+	}
 }
 
 func TestCloseRemovesTheTempDir(t *testing.T) {
