@@ -377,6 +377,7 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 		case llm.EventToolCall:
 			endThinking()
 			tc := *ev.ToolCall
+			tc.Args = compactArgs(tc.Args) // once, as it will be stored
 			calls = append(calls, tc)
 			r.emit(Event{Type: EventToolCall, ID: tc.ID, Name: tc.Name, Args: tc.Args})
 		case llm.EventUsage:

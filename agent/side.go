@@ -23,33 +23,24 @@ func (a *Agent) request(model string, msgs []llm.Message) *llm.Request {
 	if a.System != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: a.System})
 	}
-	for _, m := range alternate(msgs) {
-		req.Messages = append(req.Messages, compactCalls(m))
-	}
+	req.Messages = append(req.Messages, alternate(msgs)...)
 	if a.Tools != nil {
 		req.Tools = a.Tools.Specs()
 	}
 	return req
 }
 
-// compactCalls returns m with its tool calls' arguments in compact JSON,
-// as the session store keeps them: a reply sent back in the turn that made
-// it (spaced as the model wrote it) and after it was stored must be the
-// same bytes.
-func compactCalls(m llm.Message) llm.Message {
-	if len(m.ToolCalls) == 0 {
-		return m
+// compactArgs returns a call's arguments in compact JSON, as the session
+// store keeps them (without HTML escaping): the reply is then the same
+// bytes in the turn that made it and sent back from the store, and a
+// server's prompt cache holds across the two. Arguments that are not JSON
+// are kept as they are.
+func compactArgs(args json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if len(args) == 0 || json.Compact(&b, args) != nil || b.Len() == len(args) {
+		return args
 	}
-	calls := make([]llm.ToolCall, len(m.ToolCalls))
-	for i, tc := range m.ToolCalls {
-		var b bytes.Buffer
-		if len(tc.Args) > 0 && json.Compact(&b, tc.Args) == nil && b.Len() != len(tc.Args) {
-			tc.Args = b.Bytes()
-		}
-		calls[i] = tc
-	}
-	m.ToolCalls = calls
-	return m
+	return b.Bytes()
 }
 
 // AskOptions shape a side request (Ask).
