@@ -258,6 +258,13 @@ type process struct {
 	waitErr       error
 }
 
+// exitReported is how long a server whose connection failed at start-up
+// is given to be seen exiting, so that its exit status is what the user is
+// told: one that closed its output is usually gone at once, but on a busy
+// machine it may take a while to be reaped (100 ms was too short at times).
+// It is waited only on a failed start.
+const exitReported = 2 * time.Second
+
 func (d dialer) dialStdio(ctx context.Context, cfg ServerConfig) (*conn, error) {
 	p, err := d.startProcess(cfg)
 	if err != nil {
@@ -269,7 +276,7 @@ func (d dialer) dialStdio(ctx context.Context, cfg ServerConfig) (*conn, error) 
 		case <-p.exited:
 			// It ended by itself: how it ended is the story.
 			return nil, p.exitError("it exited during start-up")
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(exitReported):
 		}
 		p.kill()
 		<-p.exited
