@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/zalando/go-keyring"
@@ -21,18 +22,58 @@ type Keyring interface {
 }
 
 // SystemKeyring is the OS keychain, through github.com/zalando/go-keyring.
+// On Linux and the BSDs that is the Secret Service on the session bus, used
+// only when a session bus is there to reach: the D-Bus library would
+// otherwise start one (dbus-launch --autolaunch, where dbus-x11 is
+// installed), a daemon that outlives Hearth, once per run, on a machine
+// reached over SSH.
 type SystemKeyring struct{}
 
 // Get reads a secret.
-func (SystemKeyring) Get(service, user string) (string, error) { return keyring.Get(service, user) }
+func (SystemKeyring) Get(service, user string) (string, error) {
+	if err := sessionBus(os.Getenv); err != nil {
+		return "", err
+	}
+	return keyring.Get(service, user)
+}
 
 // Set stores a secret.
 func (SystemKeyring) Set(service, user, secret string) error {
+	if err := sessionBus(os.Getenv); err != nil {
+		return err
+	}
 	return keyring.Set(service, user, secret)
 }
 
 // Delete removes a secret.
-func (SystemKeyring) Delete(service, user string) error { return keyring.Delete(service, user) }
+func (SystemKeyring) Delete(service, user string) error {
+	if err := sessionBus(os.Getenv); err != nil {
+		return err
+	}
+	return keyring.Delete(service, user)
+}
+
+// errNoSessionBus is why the keychain is not used where it would start a
+// session bus.
+var errNoSessionBus = errors.New("no session bus to reach the keychain on (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
+
+// sessionBus checks that the keychain can be reached without starting
+// anything: on macOS and Windows always; elsewhere when the session bus's
+// address is set, or its socket is where systemd puts it.
+func sessionBus(getenv func(string) string) error {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		return nil
+	}
+	if getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return nil
+	}
+	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" {
+		if fi, err := os.Stat(filepath.Join(dir, "bus")); err == nil && fi.Mode().Type() == fs.ModeSocket {
+			return nil
+		}
+	}
+	return errNoSessionBus
+}
 
 // keyringService names Hearth's entries in the keychain.
 const keyringService = "hearth"
