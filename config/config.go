@@ -147,11 +147,14 @@ var builtinProfiles = map[string]Profile{
 	// commands are refused with a note on how to allow them.
 	"headless": {Tools: []string{"*"}, ApprovalMode: "default"},
 	"tui":      {Tools: []string{"*"}, ApprovalMode: "default"},
+	// The desktop app, like the terminal UI, has a person to ask.
+	"desktop": {Tools: []string{"*"}, ApprovalMode: "default"},
 	// The API offers no shell or edits unless configured.
 	"api": {Tools: []string{"@read-only"}, ApprovalMode: "default"},
 }
 
-// BuiltinProfile returns the profile a mode ("headless", "tui", "api")
+// BuiltinProfile returns the profile a mode ("headless", "tui", "api",
+// "desktop")
 // runs with when no config names it.
 func BuiltinProfile(name string) (Profile, bool) {
 	p, ok := builtinProfiles[name]

@@ -12,6 +12,9 @@
 #   web      the web UI: npm packages, type-check and build into server/ui,
 #            fail if the build differs from what is committed, Vitest
 #            (scripts/web.sh)
+#   desktop  the desktop app (cmd/hearth-desktop, a module of its own built
+#            with cgo and WebKitGTK): installs its Debian packages, vets,
+#            builds, and drives the real app in Xvfb (scripts/desktop.sh)
 #   race     go test -race ./..., everything: integration tests against a
 #            real Ollama (the peer below), the MCP integration tests against
 #            the real npm MCP servers (scripts/mcp-servers.sh), and the web
@@ -41,7 +44,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 log() { printf '\n== %s\n' "$*"; }
 
-ALL_STAGES=(unit web race redteam fuzz)
+ALL_STAGES=(unit web desktop race redteam fuzz)
 # staticcheck 2026.2.2: the first release that knows go1.26.
 STATICCHECK_VERSION=${STATICCHECK_VERSION:-v0.8.2}
 
@@ -96,6 +99,11 @@ stage_unit() {
 stage_web() {
   log "web UI: build, compare with server/ui, Vitest"
   scripts/web.sh
+}
+
+stage_desktop() {
+  log "desktop app: Debian packages, vet, build, the real app in Xvfb"
+  scripts/desktop.sh
 }
 
 stage_race() {

@@ -185,6 +185,22 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Running reports how many turns are running now: a desktop app asks
+// before it quits during one.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.turns {
+		t.mu.Lock()
+		if !t.done {
+			n++
+		}
+		t.mu.Unlock()
+	}
+	return n
+}
+
 // route is one API endpoint.
 type route struct {
 	Method, Path string

@@ -566,9 +566,15 @@ func TestProviderErrorStreamsErrorThenDone(t *testing.T) {
 func TestCloseCancelsRunningTurns(t *testing.T) {
 	f := newFixture(t)
 	id := f.newSession()
+	if n := f.api.Running(); n != 0 {
+		t.Fatalf("Running() = %d before any turn", n)
+	}
 	f.fake.Enqueue("/api/chat", hanging())
 	st := f.turn(id, map[string]any{"message": "go"})
 	st.until("text_delta")
+	if n := f.api.Running(); n != 1 {
+		t.Fatalf("Running() = %d during a turn, want 1", n)
+	}
 	done := make(chan struct{})
 	go func() { f.api.Close(); close(done) }()
 	select {
@@ -577,6 +583,9 @@ func TestCloseCancelsRunningTurns(t *testing.T) {
 		t.Fatal("Close did not return")
 	}
 	st.rest() // the stream ends
+	if n := f.api.Running(); n != 0 {
+		t.Errorf("Running() = %d after Close, want 0 (the turn is kept, finished)", n)
+	}
 	msgs, _ := f.store.Messages(context.Background(), id)
 	if len(msgs) != 2 || !msgs[1].Partial {
 		t.Errorf("stored %+v", msgs)

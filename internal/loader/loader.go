@@ -39,7 +39,8 @@ type Options struct {
 	Paths config.Paths
 	// Workspace is the project directory (default: the current one).
 	Workspace string
-	// Mode names the default profile: "headless", "tui" or "api".
+	// Mode names the default profile: "headless", "tui", "api" or
+	// "desktop".
 	Mode string
 	// Profile names a configured profile (default: the config's
 	// default_profile, else the mode's name).
@@ -82,6 +83,9 @@ type Loaded struct {
 	Profile     config.Profile
 	// ProviderConfig is the resolved provider setting (kind, URL, model).
 	ProviderConfig providers.Config
+	// ProviderName is the configured provider used ([providers.NAME]),
+	// "" when none is: its API key is the keychain's entry of that name.
+	ProviderName string
 	// Store is the session store opened (nil with Options.NoStore); it
 	// is Config.Store too. Close closes it.
 	Store *session.SQLite
@@ -385,6 +389,7 @@ func (l *Loaded) resolveProvider(o Options, prof config.Profile) (providers.Conf
 		return pc, err
 	}
 	pc.Logger = o.Log
+	l.ProviderName = name
 	return pc, nil
 }
 

@@ -10,9 +10,15 @@ import { entries, lastUserSeq, type Entry } from './history'
 import { useSettings, useTheme } from './settings'
 import type { Health, ModelInfo, Session } from './types'
 import { useTurns } from './useTurns'
+import { desktop, metaToken, onDesktop, type WorkspaceInfo } from './desktop'
 
-/** takeToken reads the token from the address (then removes it) or from this tab's storage. */
+/**
+ * takeToken reads the token the desktop app put in the page, else the one in
+ * the address (then removes it), else the one in this tab's storage.
+ */
 export function takeToken(): string | undefined {
+  const fromApp = metaToken()
+  if (fromApp) return fromApp
   const url = new URL(window.location.href)
   const fromURL = url.searchParams.get('token')
   if (fromURL) {
@@ -61,6 +67,25 @@ export function App() {
   const [drawer, setDrawer] = useState(false)
   const narrow = useMedia('(max-width: 719px)')
   const [sendError, setSendError] = useState<string>()
+
+  // In the desktop app: the open workspace, and its menu's commands.
+  const [workspace, setWorkspace] = useState<WorkspaceInfo>()
+  const [workspaceError, setWorkspaceError] = useState<string>()
+  useEffect(() => {
+    void desktop()
+      ?.Workspace()
+      .then(setWorkspace)
+      .catch(() => {})
+  }, [])
+  const chooseWorkspace = useCallback(async () => {
+    setWorkspaceError(undefined)
+    try {
+      // The app reloads the page when the folder changes.
+      await desktop()?.ChooseWorkspace()
+    } catch (err) {
+      setWorkspaceError(String((err as Error)?.message ?? err))
+    }
+  }, [])
 
   const fail = useCallback((err: unknown) => {
     if (unauthorized(err)) setAuthError(true)
@@ -259,6 +284,34 @@ export function App() {
     return () => window.removeEventListener('popstate', onPop)
   }, [])
 
+  // The desktop app's menu: File > New Session (Ctrl+N), Settings (Ctrl+,).
+  useEffect(() => {
+    const offNew = onDesktop('hearth:new-session', () => {
+      navigate(undefined)
+      document.querySelector<HTMLElement>('textarea')?.focus()
+    })
+    const offSettings = onDesktop('hearth:settings', () => setShowSettings(true))
+    return () => {
+      offNew()
+      offSettings()
+    }
+  }, [navigate])
+
+  // An approval waiting while the desktop app's window is not in front: a
+  // notification, once per call.
+  const notified = useRef(new Set<string>())
+  const lastTurn = turns.turns[turns.turns.length - 1]
+  useEffect(() => {
+    const app = desktop()
+    if (!app || !lastTurn) return
+    for (const b of lastTurn.blocks) {
+      if (b.kind !== 'tool' || b.state !== 'approval' || notified.current.has(b.id)) continue
+      notified.current.add(b.id)
+      if (document.hasFocus()) continue
+      void app.Notify('Hearth is waiting for your approval', `${b.name}: ${b.reason ?? 'allow this call?'}`).catch(() => {})
+    }
+  }, [lastTurn])
+
   // A new session is made when its first message is sent.
   const creating = useRef(false)
   const send = async (text: string) => {
@@ -366,11 +419,26 @@ export function App() {
           onSessions={() => setDrawer(!drawer)}
           drawerOpen={drawer}
           title={title}
+          workspace={workspace}
+          onChooseWorkspace={desktop() ? () => void chooseWorkspace() : undefined}
         />
+        {workspaceError && (
+          <p role="alert" className="turn-error">
+            {workspaceError}
+          </p>
+        )}
         {offline ? (
           <div className="banner" role="alert">
             <p>
-              <strong>Hearth does not answer.</strong> Is <code>hearth serve</code> still running? Start it again; this page reconnects by itself.
+              {desktop() ? (
+                <>
+                  <strong>Hearth does not answer.</strong> The workspace is being opened again, or could not be: this window reconnects by itself.
+                </>
+              ) : (
+                <>
+                  <strong>Hearth does not answer.</strong> Is <code>hearth serve</code> still running? Start it again; this page reconnects by itself.
+                </>
+              )}
             </p>
           </div>
         ) : (
@@ -439,7 +507,9 @@ export function App() {
           </>
         )}
       </main>
-      {showSettings && <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} />}
+      {showSettings && (
+        <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} app={desktop()} workspace={workspace} />
+      )}
     </div>
   )
 }

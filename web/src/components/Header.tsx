@@ -1,4 +1,5 @@
 import type { Health, ModelInfo } from '../types'
+import { trustText, type WorkspaceInfo } from '../desktop'
 import { Icon } from './Icon'
 
 /** Header holds the model picker, the provider's status and the page's menus. */
@@ -12,6 +13,8 @@ export function Header({
   onSessions,
   drawerOpen,
   title,
+  workspace,
+  onChooseWorkspace,
 }: {
   models: ModelInfo[]
   model: string
@@ -22,6 +25,9 @@ export function Header({
   onSessions(): void
   drawerOpen: boolean
   title: string
+  /** The desktop app's workspace, and how to choose another (absent in a browser). */
+  workspace?: WorkspaceInfo
+  onChooseWorkspace?: () => void
 }) {
   const reachable = health?.provider.reachable
   const names = models.map((m) => m.name)
@@ -35,6 +41,20 @@ export function Header({
         {title}
       </h1>
       <div className="topbar-tools">
+        {onChooseWorkspace && (
+          <button
+            type="button"
+            className={`workspace commands-${workspace?.commands ?? 'unknown'}`}
+            data-testid="workspace"
+            aria-label={workspace ? `Workspace ${workspace.name}: ${trustText(workspace)}. Choose another folder` : 'Choose a workspace folder'}
+            title={workspace ? `${workspace.path}\n${trustText(workspace)}\nClick to open another folder (Ctrl+O)` : 'Open a folder (Ctrl+O)'}
+            onClick={onChooseWorkspace}
+          >
+            <Icon name="folder" />
+            <span className="workspace-name">{workspace?.name ?? 'Open folder…'}</span>
+            {workspace && <span className="workspace-trust">{workspace.commands === 'never' ? 'read only' : workspace.commands === 'allowed' ? 'runs freely' : 'asks first'}</span>}
+          </button>
+        )}
         <span
           className={`status ${health === undefined ? 'unknown' : reachable ? (health.model?.available === false ? 'warn' : 'ok') : 'bad'}`}
           data-testid="provider-status"

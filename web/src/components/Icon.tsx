@@ -12,6 +12,7 @@ const paths = {
   down: 'M6 9l6 6 6-6',
   stop: 'M7 7h10v10H7z',
   send: 'M5 12h13M13 6l6 6-6 6',
+  folder: 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z',
   alert: 'M12 7.5v5.5M12 16.5v.5M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18z',
 } as const
 
