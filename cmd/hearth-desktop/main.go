@@ -74,14 +74,13 @@ type flags struct {
 	version   bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (flags, error) {
+// parseFlags reads the command line; with -h or --help it writes the help
+// to help and returns flag.ErrHelp.
+func parseFlags(args []string, help io.Writer) (flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("hearth-desktop", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard) // errors are the caller's to print
+	fs.Usage = func() {}
 	fs.StringVar(&f.workspace, "workspace", "", "the project `folder` (same as FOLDER)")
 	fs.StringVar(&f.provider.Model, "model", "", "the `model` turns use (default: HEARTH_MODEL, then the config's)")
 	fs.StringVar(&f.provider.Kind, "provider", "", "the model server: ollama, openai, or a `name` from the config's [providers]")
@@ -89,6 +88,11 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.profile, "profile", "", "a `profile` from the config (default: desktop)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(help, usage)
+			fs.SetOutput(help)
+			fs.PrintDefaults()
+		}
 		return f, err
 	}
 	switch rest := fs.Args(); {
@@ -106,11 +110,11 @@ func main() {
 	// The sandbox starts confined commands through this binary: that
 	// process must do nothing else.
 	sandbox.MaybeRunLauncher()
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stderr io.Writer) int {
-	f, err := parseFlags(args, stderr)
+func run(args []string, stdout, stderr io.Writer) int {
+	f, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -119,7 +123,7 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if f.version {
-		fmt.Fprintf(stderr, "hearth-desktop %s\n", buildinfo.Version)
+		fmt.Fprintf(stdout, "hearth-desktop %s\n", buildinfo.Version)
 		return 0
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("HEARTH_LOG"))}))
