@@ -73,6 +73,7 @@ deps
 cd cmd/hearth-desktop
 log "go vet (-tags $TAGS)"
 go vet -tags "$TAGS" ./...
+go vet -tags "$TAGS,hearthprobe" . # the test's build, with the probe
 log "gofmt"
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi

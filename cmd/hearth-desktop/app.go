@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"sync/atomic"
 
 	wr "github.com/wailsapp/wails/v2/pkg/runtime"
-
-	"github.com/wailsapp/wails/v2/pkg/options"
 
 	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/config"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/notify"
 	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/prefs"
+	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/single"
 	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/webview"
 )
 
@@ -49,24 +49,33 @@ type app struct {
 	ctxMu sync.Mutex
 	ctx   context.Context // Wails' context, given at startup
 
-	mu     sync.Mutex
-	prefs  prefs.Prefs
-	ws     *workspace // the open workspace (nil before the first opens)
-	failed error      // why the last workspace could not open
+	openMu sync.Mutex // one workspace opens at a time
 
-	forceQuit atomic.Bool // quit without asking (a signal)
-	asking    atomic.Bool // the quit question is on screen
-	quitOnce  sync.Once
-	quitDone  chan struct{} // closed when the runtime is shut down
+	mu      sync.Mutex
+	prefs   prefs.Prefs
+	ws      *workspace // the open workspace (nil before the first opens)
+	failed  error      // why the last workspace could not open
+	closing bool       // quitting: no workspace opens any more
+
+	loadOnce sync.Once // what the first page load does
+
+	forceQuit   atomic.Bool // quit without asking (a signal)
+	chooseFirst atomic.Bool // no folder yet: the dialog comes with the window
+	saveMu      sync.Mutex  // one prefs file write at a time
+	asking      atomic.Bool // the quit question is on screen
+	quitOnce    sync.Once
+	quitDone    chan struct{} // closed when the runtime is shut down
 }
 
 // workspace is the runtime serving one folder: Hearth's agent and the API
 // server the window talks to.
 type workspace struct {
-	dir    string
-	agent  *hearth.Agent
-	loaded *loader.Loaded
-	server *server.Server
+	dir string
+	// keyName is the keychain entry of its provider's API key.
+	keyName string
+	agent   *hearth.Agent
+	loaded  *loader.Loaded
+	server  *server.Server
 }
 
 // close stops the workspace's running turns (they save what they have),
@@ -87,7 +96,6 @@ func (a *app) startup(ctx context.Context) {
 	a.ctxMu.Lock()
 	a.ctx = ctx
 	a.ctxMu.Unlock()
-	a.notes = notify.New("Hearth", appID)
 	a.catchSignals()
 	dir := a.flags.workspace
 	if dir == "" {
@@ -99,27 +107,49 @@ func (a *app) startup(ctx context.Context) {
 			}
 		}
 	}
+	cwd, _ := os.Getwd()
 	if dir == "" {
+		// Started from the applications menu, in the home folder (which
+		// is no workspace): the folder dialog comes when the window does.
+		if home := a.paths.Home; home != "" && sameDir(cwd, home) {
+			a.handler.Set(nil, "Choose the folder to work in: File > Open Folder… (Ctrl+O).")
+			a.chooseFirst.Store(true)
+			return
+		}
 		dir = "."
 	}
-	cwd, _ := os.Getwd()
 	abs, err := absDir(dir, cwd)
 	if err == nil {
 		err = a.open(ctx, abs)
+	} else {
+		a.fail(err)
 	}
 	if err != nil {
 		a.log.Error("could not open the workspace", "error", err)
 	}
 }
 
-// open starts the runtime for dir and makes it the window's. The workspace
-// open before is closed; it must have no turn running.
+// sameDir reports whether a and b are the same directory.
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// errBusy refuses to open another folder while a turn runs.
+var errBusy = errors.New("a turn is running in this workspace: wait for it, or stop it, before opening another folder")
+
+// open starts the runtime for dir and makes it the window's, in place of
+// the workspace open before (closed; a turn running there refuses the
+// change). One open runs at a time; none after the app began to quit.
 func (a *app) open(ctx context.Context, dir string) error {
+	a.openMu.Lock()
+	defer a.openMu.Unlock()
+	if a.running() > 0 {
+		return errBusy
+	}
 	o := a.loaderOptions()
 	o.Workspace = dir
-	if key := a.keyFor(o); key != "" {
-		o.Provider.APIKey = key
-	}
 	bot, l, err := loader.Start(ctx, o)
 	if err != nil {
 		a.fail(fmt.Errorf("opening %s: %w", dir, err))
@@ -141,22 +171,30 @@ func (a *app) open(ctx context.Context, dir string) error {
 		a.fail(fmt.Errorf("opening %s: %w", dir, err))
 		return err
 	}
-	w := &workspace{dir: bot.Workspace(), agent: bot, loaded: l, server: api}
+	w := &workspace{dir: bot.Workspace(), keyName: l.KeyName(), agent: bot, loaded: l, server: api}
 	a.mu.Lock()
 	old := a.ws
+	// A turn may have started while this one loaded, or the app began to
+	// quit: then this one goes, not the other.
+	if a.closing || (old != nil && old.server.Running() > 0) {
+		closing := a.closing
+		a.mu.Unlock()
+		w.close()
+		if closing {
+			return errors.New("quitting: no folder opens now")
+		}
+		return errBusy
+	}
 	a.ws, a.failed = w, nil
 	a.prefs.Workspace = w.dir
-	p := a.prefs
-	a.mu.Unlock()
 	a.handler.Set(api, "")
+	a.mu.Unlock()
 	if old != nil {
 		if err := old.close(); err != nil {
 			a.log.Warn("closing the workspace before", "workspace", old.dir, "error", err)
 		}
 	}
-	if err := prefs.Save(a.prefsAt, p); err != nil {
-		a.log.Warn(err.Error())
-	}
+	a.savePrefs()
 	return nil
 }
 
@@ -170,63 +208,41 @@ func (a *app) loaderOptions() loader.Options {
 		Getenv:   a.getenv,
 		Log:      a.log,
 		Warn:     func(s string) { a.log.Warn(s) },
+		// Keys set in the settings are kept under the dialect's name
+		// when the provider is not a configured one.
+		DialectKeys: true,
 	}
 }
 
 // fail shows in the window why there is no workspace open.
 func (a *app) fail(err error) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.failed = err
-	open := a.ws != nil
-	a.mu.Unlock()
-	if !open {
+	if a.ws == nil && !a.closing {
 		a.handler.Set(nil, "Hearth could not start: "+err.Error()+". Fix it and start Hearth again, or open another folder (File > Open Folder…, Ctrl+O).")
 	}
 }
 
-// keyFor is the API key kept in the keychain for the provider o will use
-// when nothing else gives one: a configured provider's key is found by the
-// loader itself (the entry of its name); an unnamed one gets the entry of
-// its dialect's name ("openai"), unless the environment holds a key.
-func (a *app) keyFor(o loader.Options) string {
-	if o.Provider.APIKey != "" || a.getenv("HEARTH_API_KEY") != "" || a.getenv("OPENAI_API_KEY") != "" {
-		return ""
+// keyName is the keychain entry of the open workspace's provider (a
+// configured provider's name, else its dialect's).
+func (a *app) keyName() string {
+	if w := a.current(); w != nil {
+		return w.keyName
 	}
-	name, configured := a.providerName(o)
-	if configured || name == "" {
-		return ""
+	if k := a.flags.provider.Kind; k != "" {
+		return k
 	}
-	key, err := a.secrets().Get(name)
-	if err != nil {
-		return ""
-	}
-	return key
+	return "ollama"
 }
 
-// providerName names the keychain entry of the provider o uses, and says
-// whether it is a configured one.
-func (a *app) providerName(o loader.Options) (string, bool) {
-	cfg, err := config.Load(o.Paths, "")
-	if err != nil {
-		cfg = &config.Config{}
+// reopen opens w's folder again (a changed key), if it is still the one
+// open.
+func (a *app) reopen(ctx context.Context, w *workspace) error {
+	if a.current() != w {
+		return nil
 	}
-	name := o.Provider.Kind
-	if name == "" {
-		name = a.getenv("HEARTH_PROVIDER")
-	}
-	if name == "" {
-		name = cfg.DefaultProvider
-	}
-	if _, ok := cfg.Providers[name]; ok {
-		return name, true
-	}
-	if name == "" {
-		name = "ollama"
-		if a.getenv("OPENAI_BASE_URL") != "" && a.getenv("OLLAMA_HOST") == "" {
-			name = "openai"
-		}
-	}
-	return name, false
+	return a.open(ctx, w.dir)
 }
 
 // secrets is where API keys are kept: the system keychain, else a file only
@@ -254,19 +270,30 @@ func (a *app) running() int {
 	return 0
 }
 
-// domReady puts the page at its remembered zoom and the window where it
-// was, and starts the test probe when asked for.
+// domReady puts the page at its remembered zoom; at the first load, the
+// window where it was, the test probe when asked for, and the folder
+// dialog when there is no folder yet. (Every page load comes here: the
+// page reloads after a folder change.)
 func (a *app) domReady(ctx context.Context) {
 	a.mu.Lock()
 	p := a.prefs
 	a.mu.Unlock()
-	if p.Placed && !p.Maximised {
-		wr.WindowSetPosition(ctx, p.X, p.Y)
-	}
 	a.applyZoom(ctx, p.Zoom)
-	if a.probeAt != "" {
-		a.startProbe(ctx)
-	}
+	a.loadOnce.Do(func() {
+		if p.Placed && !p.Maximised {
+			wr.WindowSetPosition(ctx, p.X, p.Y)
+		}
+		if a.probeAt != "" {
+			a.startProbe(ctx)
+		}
+		if a.chooseFirst.Load() {
+			go func() {
+				if _, err := a.chooseWorkspace(); err != nil {
+					a.warn(err.Error())
+				}
+			}()
+		}
+	})
 }
 
 // beforeClose asks, when a turn is running, whether to quit; it records the
@@ -279,11 +306,13 @@ func (a *app) beforeClose(ctx context.Context) (prevent bool) {
 		return false
 	}
 	if n := a.running(); n > 0 {
+		if !a.asking.CompareAndSwap(false, true) {
+			return true // the question is on screen already
+		}
 		what := "a reply"
 		if n > 1 {
 			what = fmt.Sprintf("%d replies", n)
 		}
-		a.asking.Store(true)
 		answer, err := wr.MessageDialog(ctx, wr.MessageDialogOptions{
 			Type:          wr.QuestionDialog,
 			Title:         "Quit Hearth?",
@@ -304,13 +333,26 @@ func (a *app) beforeClose(ctx context.Context) (prevent bool) {
 // rememberWindow saves the window's size and position.
 func (a *app) rememberWindow(ctx context.Context) {
 	max := wr.WindowIsMaximised(ctx)
+	var w, h, x, y int
+	if !max {
+		w, h = wr.WindowGetSize(ctx)
+		x, y = wr.WindowGetPosition(ctx)
+	}
 	a.mu.Lock()
 	a.prefs.Maximised = max
 	if !max {
-		a.prefs.Width, a.prefs.Height = wr.WindowGetSize(ctx)
-		a.prefs.X, a.prefs.Y = wr.WindowGetPosition(ctx)
-		a.prefs.Placed = true
+		a.prefs.Width, a.prefs.Height, a.prefs.X, a.prefs.Y, a.prefs.Placed = w, h, x, y, true
 	}
+	a.mu.Unlock()
+	a.savePrefs()
+}
+
+// savePrefs writes the prefs: one save at a time, each taking them as they
+// are when it runs, so the file ends with the newest.
+func (a *app) savePrefs() {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	a.mu.Lock()
 	p := a.prefs
 	a.mu.Unlock()
 	if err := prefs.Save(a.prefsAt, p); err != nil {
@@ -333,9 +375,9 @@ func (a *app) shutdown(ctx context.Context) {
 func (a *app) closeWorkspace() {
 	a.mu.Lock()
 	w := a.ws
-	a.ws = nil
-	a.mu.Unlock()
+	a.ws, a.closing = nil, true
 	a.handler.Set(nil, "Hearth has quit.")
+	a.mu.Unlock()
 	if w != nil {
 		if err := w.close(); err != nil {
 			a.log.Warn("closing the workspace", "error", err)
@@ -354,24 +396,24 @@ func (a *app) quit() {
 
 // secondInstance brings the window to the front when the app is launched
 // again, and opens the folder that launch was given, if any.
-func (a *app) secondInstance(data options.SecondInstanceData) {
+func (a *app) secondInstance(l single.Launch) {
 	ctx := a.wctx()
 	if ctx == nil {
 		return
 	}
 	wr.WindowUnminimise(ctx)
 	wr.WindowShow(ctx)
-	f, err := parseFlags(data.Args, discard{})
+	f, err := parseFlags(l.Args, io.Discard)
 	if err != nil || f.workspace == "" {
 		return
 	}
-	dir, err := absDir(f.workspace, data.WorkingDirectory)
+	dir, err := absDir(f.workspace, l.Dir)
 	if err != nil {
 		a.log.Warn("a second launch asked for a folder that cannot be opened", "error", err)
 		return
 	}
 	if _, err := a.switchTo(ctx, dir); err != nil {
-		wr.MessageDialog(ctx, wr.MessageDialogOptions{Type: wr.WarningDialog, Title: "Hearth", Message: err.Error()})
+		a.warn(err.Error())
 	}
 }
 
@@ -382,13 +424,10 @@ func (a *app) switchTo(ctx context.Context, dir string) (*WorkspaceInfo, error) 
 		info := a.info()
 		return &info, nil
 	}
-	if n := a.running(); n > 0 {
-		return nil, errors.New("a turn is running in this workspace: wait for it, or stop it, before opening another folder")
-	}
 	if err := a.open(ctx, dir); err != nil {
 		return nil, err
 	}
-	// The page starts again, on the new workspace's sessions.
+	// The page starts again, in the new workspace.
 	wr.WindowReloadApp(ctx)
 	info := a.info()
 	return &info, nil
@@ -415,9 +454,7 @@ func (a *app) zoom(step int) {
 	p := a.prefs
 	a.mu.Unlock()
 	a.applyZoom(ctx, p.Zoom)
-	if err := prefs.Save(a.prefsAt, p); err != nil {
-		a.log.Warn(err.Error())
-	}
+	a.savePrefs()
 }
 
 // applyZoom sets the page's zoom (through the CSSOM, which the page's
@@ -425,7 +462,3 @@ func (a *app) zoom(step int) {
 func (a *app) applyZoom(ctx context.Context, z float64) {
 	wr.WindowExecJS(ctx, fmt.Sprintf("document.documentElement.style.zoom = %q", fmt.Sprintf("%.3f", z)))
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -77,7 +77,7 @@ type KeyInfo struct {
 
 // APIKey says which key the settings set and whether it is stored.
 func (d *Desktop) APIKey() KeyInfo {
-	name, _ := d.a.providerName(d.a.loaderOptions())
+	name := d.a.keyName()
 	_, err := d.a.secrets().Get(name)
 	info := KeyInfo{Provider: name, Stored: err == nil}
 	for _, v := range []string{"HEARTH_API_KEY", "OPENAI_API_KEY"} {
@@ -93,7 +93,7 @@ func (d *Desktop) APIKey() KeyInfo {
 // again so that the key is used. An empty key removes the stored one.
 func (d *Desktop) SetAPIKey(key string) (string, error) {
 	key = strings.TrimSpace(key)
-	name, _ := d.a.providerName(d.a.loaderOptions())
+	name := d.a.keyName()
 	if d.a.running() > 0 {
 		return "", errors.New("a turn is running: set the key when it has finished")
 	}
@@ -111,7 +111,9 @@ func (d *Desktop) SetAPIKey(key string) (string, error) {
 		where = w
 	}
 	if w := d.a.current(); w != nil {
-		if err := d.a.open(d.a.ctxOrBackground(), w.dir); err != nil {
+		// The same folder again, with the key: a new runtime, the same
+		// sessions (the page keeps its token).
+		if err := d.a.reopen(d.a.ctxOrBackground(), w); err != nil {
 			return where, err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -37,10 +38,13 @@ import (
 
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/llm/providers"
 	"github.com/hearth-agent/hearth/sandbox"
 
+	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/notify"
 	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/prefs"
+	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/single"
 	"github.com/hearth-agent/hearth/cmd/hearth-desktop/internal/webview"
 )
 
@@ -85,7 +89,7 @@ func parseFlags(args []string, help io.Writer) (flags, error) {
 	fs.StringVar(&f.provider.Model, "model", "", "the `model` turns use (default: HEARTH_MODEL, then the config's)")
 	fs.StringVar(&f.provider.Kind, "provider", "", "the model server: ollama, openai, or a `name` from the config's [providers]")
 	fs.StringVar(&f.provider.BaseURL, "base-url", "", "the model server's `URL` (default: OLLAMA_HOST or OPENAI_BASE_URL)")
-	fs.StringVar(&f.profile, "profile", "", "a `profile` from the config (default: desktop)")
+	fs.StringVar(&f.profile, "profile", "", "a `profile` from the config (default: the config's default_profile, else desktop)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -138,10 +142,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	a := &app{
-		log:      log,
-		flags:    f,
-		paths:    paths,
-		getenv:   os.Getenv,
+		log:   log,
+		flags: f,
+		paths: paths,
+		// The loader takes the API keys out of the process environment;
+		// envscrub still finds them (the settings say one is set).
+		getenv:   envscrub.Getenv,
 		prefsAt:  prefs.File(dir),
 		token:    newToken(),
 		probeAt:  os.Getenv("HEARTH_DESKTOP_PROBE"),
@@ -153,9 +159,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	a.handler = webview.New(a.token)
 	a.api = &Desktop{a: a}
+	a.notes = notify.New("Hearth", appID)
+	defer a.notes.Close()
+
+	// One window per login session: a later launch hands its folder to
+	// the first and ends here, before it opens anything.
+	cwd, _ := os.Getwd()
+	inst, first, err := single.Claim(context.Background(), appID, single.Launch{Args: args, Dir: cwd}, a.secondInstance)
+	switch {
+	case !first && err != nil:
+		fmt.Fprintf(stderr, "hearth-desktop: %v\n", err)
+		return 1
+	case !first:
+		return 0
+	case err != nil:
+		log.Debug("one instance is not enforced", "error", err)
+	}
+	defer inst.Close()
 
 	icon, _ := packaging.ReadFile("packaging/hearth.png")
-	err = wails.Run(&options.App{
+	opts := &options.App{
 		Title:            "Hearth",
 		Width:            a.prefs.Width,
 		Height:           a.prefs.Height,
@@ -169,17 +192,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		OnBeforeClose:    a.beforeClose,
 		OnShutdown:       a.shutdown,
 		Bind:             []any{a.api},
-		SingleInstanceLock: &options.SingleInstanceLock{
-			UniqueId:               appID,
-			OnSecondInstanceLaunch: a.secondInstance,
-		},
-		Linux: &linux.Options{Icon: icon, ProgramName: "hearth-desktop", WebviewGpuPolicy: linux.WebviewGpuPolicyOnDemand},
-	})
+		Linux:            &linux.Options{Icon: icon, ProgramName: "hearth-desktop", WebviewGpuPolicy: linux.WebviewGpuPolicyOnDemand},
+	}
+	if goruntime.GOOS == "darwin" || goruntime.GOOS == "windows" {
+		// No session bus there: Wails' own lock (a mutex on Windows, a
+		// distributed notification on macOS).
+		opts.SingleInstanceLock = &options.SingleInstanceLock{UniqueId: appID, OnSecondInstanceLaunch: func(d options.SecondInstanceData) {
+			a.secondInstance(single.Launch{Args: d.Args, Dir: d.WorkingDirectory})
+		}}
+	}
+	err = wails.Run(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "hearth-desktop: %v\n", err)
-		return 1
-	}
-	if a.failed != nil {
 		return 1
 	}
 	return 0
@@ -230,29 +254,34 @@ func absDir(dir, cwd string) (string, error) {
 	return filepath.Clean(dir), nil
 }
 
-// catchSignals makes SIGINT and SIGTERM quit without asking: a running
-// turn is stopped and what it said kept. Wails handles them too (it quits,
-// which would ask while a turn runs, racing this): its handler is removed
-// first. Called at startup, after Wails has installed its own.
+// catchSignals makes SIGINT, SIGTERM and SIGHUP (the terminal closed, the
+// session ending) quit without asking: a running turn is stopped and what
+// it said kept. Wails handles SIGINT and SIGTERM too (it quits, which would
+// ask while a turn runs, racing this): its handler is removed first. Called
+// at startup, after Wails has installed its own.
 func (a *app) catchSignals() {
-	signal.Reset(syscall.SIGINT, syscall.SIGTERM)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	signal.Reset(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go a.onSignal(sig)
 }
 
-// onSignal quits at SIGINT or SIGTERM, without asking. The turns are
+// onSignal quits at the first signal, without asking. The turns are
 // stopped and the store closed here first, so that nothing depends on the
 // window going (a question on screen would hold it); Wails is then asked
-// to quit, and given 10 s.
+// to quit. The whole gets 10 s; a second signal ends the process at once.
 func (a *app) onSignal(sig <-chan os.Signal) {
 	<-sig
 	a.forceQuit.Store(true)
-	a.closeWorkspace()
 	time.AfterFunc(10*time.Second, func() {
-		a.log.Warn("the window did not close within 10 s of the signal: exiting (the sessions are saved)")
-		os.Exit(0)
+		a.log.Warn("Hearth did not end within 10 s of the signal: exiting")
+		os.Exit(1)
 	})
+	go func() {
+		<-sig
+		os.Exit(1)
+	}()
+	a.closeWorkspace()
 	a.quit()
 }
 

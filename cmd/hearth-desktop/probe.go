@@ -1,3 +1,5 @@
+//go:build hearthprobe
+
 package main
 
 import (
@@ -9,7 +11,8 @@ import (
 	wr "github.com/wailsapp/wails/v2/pkg/runtime"
 )
 
-// The probe lets the end-to-end test read what the window shows. With
+// The probe lets the end-to-end test read what the window shows. It is
+// built in only with the tag hearthprobe (the test's build). With
 // HEARTH_DESKTOP_PROBE=FILE the app asks the page, several times a second,
 // for its visible text, the theme, the zoom, whether it has the focus, and
 // where its controls are; and writes the answer to FILE (replaced whole).
@@ -25,7 +28,7 @@ const probeJS = `(() => {
     const r = el.getBoundingClientRect()
     if (r.width === 0 && r.height === 0) continue
     els.push({ tag: el.tagName.toLowerCase(), label: (el.getAttribute('aria-label') || el.innerText || el.value || '').trim().slice(0, 200),
-      id: el.id || '', value: typeof el.value === 'string' ? el.value.slice(0, 200) : '', testid: el.dataset.testid || '', state: el.dataset.state || '', x: r.x, y: r.y, w: r.width, h: r.height, disabled: !!el.disabled,
+      id: el.id || '', value: typeof el.value === 'string' && el.type !== 'password' ? el.value.slice(0, 200) : '', testid: el.dataset.testid || '', state: el.dataset.state || '', x: r.x, y: r.y, w: r.width, h: r.height, disabled: !!el.disabled,
       focused: document.activeElement === el })
   }
   window.runtime.EventsEmit('hearth:probe', JSON.stringify({ text: document.body.innerText, title: document.title,

@@ -197,3 +197,42 @@ max_turns = 5
 		t.Errorf("a sub-agent without a description: %v", err)
 	}
 }
+
+// TestDialectKeys: with DialectKeys, an unconfigured provider gets the key
+// stored under its dialect's name, unless the environment gives one; a
+// configured provider keeps its own entry; without it nothing changes.
+func TestDialectKeys(t *testing.T) {
+	o, _ := setup(t, "", "", nil)
+	sec := config.NewSecrets(o.Paths, nil)
+	sec.Keyring = config.NoKeyring{}
+	if _, err := sec.Set("openai", "sk-dialect"); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HEARTH_NO_KEYRING": "1", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	o.Getenv = func(k string) string { return env[k] }
+	o.Provider = providers.Config{Kind: "openai"}
+	o.NoStore = true
+	for _, c := range []struct {
+		name    string
+		dialect bool
+		envKey  string
+		want    string
+	}{
+		{"off", false, "", ""},
+		{"on", true, "", "sk-dialect"},
+		{"the environment wins", true, "sk-env", "sk-env"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env["OPENAI_API_KEY"] = c.envKey
+			o.DialectKeys = c.dialect
+			l, err := Load(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if l.ProviderConfig.APIKey != c.want || l.KeyName() != "openai" {
+				t.Errorf("key %q under %q, want %q under openai", l.ProviderConfig.APIKey, l.KeyName(), c.want)
+			}
+		})
+	}
+}

@@ -65,6 +65,11 @@ type Options struct {
 	NoStore bool
 	// NoMCP leaves the configured MCP servers unstarted.
 	NoMCP bool
+	// DialectKeys gives a provider that is not a configured one the
+	// keychain's entry named after its dialect ("openai", "ollama") when
+	// neither flags nor the environment give a key (the desktop app, whose
+	// settings store it there).
+	DialectKeys bool
 	// SubAgents are sub-agents to offer as tools besides the built-in
 	// codebase_investigator (the config's [subagents.NAME] tables, or an
 	// embedding program's own).
@@ -138,7 +143,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	if !ok {
 		b, isBuiltin := config.BuiltinProfile(name)
 		if !isBuiltin {
-			return nil, ConfigError{fmt.Errorf("no profile %q: configure it under [profiles.%s], or use one of headless, tui, api", name, name)}
+			return nil, ConfigError{fmt.Errorf("no profile %q: configure it under [profiles.%s], or use one of headless, tui, api, desktop", name, name)}
 		}
 		prof = b
 	}
@@ -388,9 +393,28 @@ func (l *Loaded) resolveProvider(o Options, prof config.Profile) (providers.Conf
 	if err := checkBaseURL(pc.Kind, flags, getenv, name, cfg.Providers[name]); err != nil {
 		return pc, err
 	}
+	if name == "" && pc.APIKey == "" && o.DialectKeys {
+		sec := config.NewSecrets(o.Paths, o.Log)
+		if o.Getenv("HEARTH_NO_KEYRING") != "" {
+			sec.Keyring = config.NoKeyring{}
+		}
+		if key, err := sec.Get(pc.Kind); err == nil {
+			pc.APIKey = key
+		}
+	}
 	pc.Logger = o.Log
 	l.ProviderName = name
 	return pc, nil
+}
+
+// KeyName is the name of the keychain entry the provider's API key is
+// kept under: the configured provider's, else (with DialectKeys) its
+// dialect's.
+func (l *Loaded) KeyName() string {
+	if l.ProviderName != "" {
+		return l.ProviderName
+	}
+	return l.ProviderConfig.Kind
 }
 
 func isConfigured(cfg *config.Config, name string) bool {

@@ -10,7 +10,7 @@ import { entries, lastUserSeq, type Entry } from './history'
 import { useSettings, useTheme } from './settings'
 import type { Health, ModelInfo, Session } from './types'
 import { useTurns } from './useTurns'
-import { desktop, metaToken, onDesktop, type WorkspaceInfo } from './desktop'
+import { desktop, metaToken, onDesktop, openLinksOutside, type WorkspaceInfo } from './desktop'
 
 /**
  * takeToken reads the token the desktop app put in the page, else the one in
@@ -283,6 +283,9 @@ export function App() {
     window.addEventListener('popstate', onPop)
     return () => window.removeEventListener('popstate', onPop)
   }, [])
+
+  // In the desktop app, links open in the system's browser.
+  useEffect(() => openLinksOutside(), [])
 
   // The desktop app's menu: File > New Session (Ctrl+N), Settings (Ctrl+,).
   useEffect(() => {

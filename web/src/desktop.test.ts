@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { takeToken } from './App'
-import { desktop, metaToken, onDesktop, trustText, type WorkspaceInfo } from './desktop'
+import { desktop, metaToken, onDesktop, openLinksOutside, trustBadge, trustText, type WorkspaceInfo } from './desktop'
 
 afterEach(() => {
   document.head.innerHTML = ''
@@ -69,5 +69,44 @@ describe('trustText', () => {
     [{ ...base, commands: 'never', edits: 'never', mode: 'plan' }, 'read only, no commands'],
   ] as [WorkspaceInfo, string][])('%o', (w, want) => {
     expect(trustText(w)).toBe(want)
+  })
+})
+
+describe('trustBadge', () => {
+  const base: WorkspaceInfo = { path: '/p', name: 'p', commands: 'ask', edits: 'ask', mode: 'default', confined: true, sandbox: '' }
+  it.each([
+    [base, 'asks first'],
+    [{ ...base, commands: 'allowed', edits: 'allowed' }, 'runs freely'],
+    [{ ...base, edits: 'allowed' }, 'edits freely'],
+    [{ ...base, commands: 'never', edits: 'allowed' }, 'edits freely, no commands'],
+    [{ ...base, commands: 'never', edits: 'never' }, 'read only'],
+    [{ ...base, commands: 'never' }, 'asks first'],
+  ] as [WorkspaceInfo, string][])('%o', (w, want) => {
+    expect(trustBadge(w)).toBe(want)
+  })
+})
+
+describe('openLinksOutside', () => {
+  it('does nothing in a browser', () => {
+    const off = openLinksOutside()
+    off()
+  })
+  it('opens new-window links in the system browser, http(s) only', () => {
+    const opened: string[] = []
+    ;(window as unknown as { runtime: unknown }).runtime = { BrowserOpenURL: (u: string) => opened.push(u) }
+    const off = openLinksOutside()
+    document.body.innerHTML =
+      '<a id="a" href="https://example.com/x" target="_blank"><span id="s">x</span></a><a id="b" href="javascript:alert(1)" target="_blank">y</a><a id="c" href="/s/1">z</a>'
+    const click = (id: string) => {
+      const ev = new MouseEvent('click', { bubbles: true, cancelable: true })
+      document.getElementById(id)!.dispatchEvent(ev)
+      return ev.defaultPrevented
+    }
+    expect(click('s')).toBe(true)
+    expect(click('b')).toBe(true)
+    expect(click('c')).toBe(false)
+    expect(opened).toEqual(['https://example.com/x'])
+    off()
+    document.body.innerHTML = ''
   })
 })

@@ -67,3 +67,32 @@ export function trustText(w: WorkspaceInfo): string {
   const confined = w.commands === 'never' ? '' : w.confined ? ', confined to this folder' : ', NOT confined by the system'
   return `${edits}, ${commands}${confined}`
 }
+
+/**
+ * trustBadge says it in a word or two for the header: the freest of what
+ * edits and commands may do.
+ */
+export function trustBadge(w: WorkspaceInfo): string {
+  if (w.commands === 'allowed') return 'runs freely'
+  if (w.edits === 'allowed') return w.commands === 'never' ? 'edits freely, no commands' : 'edits freely'
+  if (w.commands === 'never' && w.edits === 'never') return 'read only'
+  return 'asks first'
+}
+
+/**
+ * openLinksOutside makes links that would open a new window (the answers'
+ * links) open in the system's browser: the desktop window has no tabs.
+ * It returns the undo. In a browser it does nothing.
+ */
+export function openLinksOutside(doc: Document = document): () => void {
+  const rt = (window as unknown as { runtime?: { BrowserOpenURL?(url: string): void } }).runtime
+  if (!rt?.BrowserOpenURL) return () => {}
+  const onClick = (e: MouseEvent) => {
+    const a = (e.target as Element | null)?.closest?.('a[href]') as HTMLAnchorElement | null
+    if (!a || a.target !== '_blank') return
+    e.preventDefault()
+    if (/^https?:$/.test(new URL(a.href, location.href).protocol)) rt.BrowserOpenURL?.(a.href)
+  }
+  doc.addEventListener('click', onClick, true)
+  return () => doc.removeEventListener('click', onClick, true)
+}

@@ -1,5 +1,5 @@
 import type { Health, ModelInfo } from '../types'
-import { trustText, type WorkspaceInfo } from '../desktop'
+import { trustBadge, trustText, type WorkspaceInfo } from '../desktop'
 import { Icon } from './Icon'
 
 /** Header holds the model picker, the provider's status and the page's menus. */
@@ -44,7 +44,7 @@ export function Header({
         {onChooseWorkspace && (
           <button
             type="button"
-            className={`workspace commands-${workspace?.commands ?? 'unknown'}`}
+            className={`workspace ${workspace && (workspace.commands === 'allowed' || workspace.edits === 'allowed') ? 'free' : ''}`}
             data-testid="workspace"
             aria-label={workspace ? `Workspace ${workspace.name}: ${trustText(workspace)}. Choose another folder` : 'Choose a workspace folder'}
             title={workspace ? `${workspace.path}\n${trustText(workspace)}\nClick to open another folder (Ctrl+O)` : 'Open a folder (Ctrl+O)'}
@@ -52,7 +52,7 @@ export function Header({
           >
             <Icon name="folder" />
             <span className="workspace-name">{workspace?.name ?? 'Open folder…'}</span>
-            {workspace && <span className="workspace-trust">{workspace.commands === 'never' ? 'read only' : workspace.commands === 'allowed' ? 'runs freely' : 'asks first'}</span>}
+            {workspace && <span className="workspace-trust">{trustBadge(workspace)}</span>}
           </button>
         )}
         <span

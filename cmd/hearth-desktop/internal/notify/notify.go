@@ -6,7 +6,9 @@ package notify
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -39,16 +41,30 @@ func (n *Notifier) Send(ctx context.Context, title, body string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.conn == nil {
-		c, err := dbus.ConnectSessionBus(dbus.WithContext(context.WithoutCancel(ctx)))
+		// Never a bus started for this (dbus-launch): it would outlive
+		// the app.
+		c, err := dbus.SessionBusPrivateNoAutoStartup(dbus.WithContext(context.WithoutCancel(ctx)))
+		if err == nil {
+			if err = c.Auth(nil); err == nil {
+				err = c.Hello()
+			}
+			if err != nil {
+				c.Close()
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("showing a notification: no session bus: %w", err)
 		}
 		n.conn = c
 	}
+	// A notification service that does not answer must not hold up the
+	// app (its quit waits for this lock).
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(2)), "category": dbus.MakeVariant("im.received")}
 	var id uint32
 	call := n.conn.Object(service, object).CallWithContext(ctx, service+".Notify", 0,
-		n.app, n.last, n.icon, title, body, []string{}, hints, int32(-1))
+		n.app, n.last, n.icon, title, escapeMarkup(body), []string{}, hints, int32(-1))
 	if err := call.Store(&id); err != nil {
 		if !n.conn.Connected() {
 			// The bus went (a new login session): connect again next time.
@@ -59,6 +75,15 @@ func (n *Notifier) Send(ctx context.Context, title, body string) error {
 	}
 	n.last = id
 	return nil
+}
+
+// sendTimeout bounds one notification.
+const sendTimeout = 5 * time.Second
+
+// escapeMarkup escapes what notification servers may read as markup in a
+// body (the spec allows <b>, <a href>, <img>): the text is the model's.
+func escapeMarkup(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // Close closes the connection to the bus.

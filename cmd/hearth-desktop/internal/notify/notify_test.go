@@ -229,8 +229,11 @@ func TestSend(t *testing.T) {
 		if c.Icon != "io.github.hearth-agent.Hearth" {
 			t.Errorf("call %d: icon %q", i, c.Icon)
 		}
-		if c.Summary != sends[i].title || c.Body != sends[i].body {
-			t.Errorf("call %d: %q / %q, want %q / %q", i, c.Summary, c.Body, sends[i].title, sends[i].body)
+		// The body's markup is escaped: the text is the model's, and
+		// servers may render <b>, <a href>, <img>.
+		wantBody := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(sends[i].body)
+		if c.Summary != sends[i].title || c.Body != wantBody {
+			t.Errorf("call %d: %q / %q, want %q / %q", i, c.Summary, c.Body, sends[i].title, wantBody)
 		}
 		want := uint32(0)
 		if i > 0 {
