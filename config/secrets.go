@@ -31,7 +31,7 @@ type SystemKeyring struct{}
 
 // Get reads a secret.
 func (SystemKeyring) Get(service, user string) (string, error) {
-	if err := sessionBus(os.Getenv); err != nil {
+	if err := SessionBus(os.Getenv); err != nil {
 		return "", err
 	}
 	return keyring.Get(service, user)
@@ -39,7 +39,7 @@ func (SystemKeyring) Get(service, user string) (string, error) {
 
 // Set stores a secret.
 func (SystemKeyring) Set(service, user, secret string) error {
-	if err := sessionBus(os.Getenv); err != nil {
+	if err := SessionBus(os.Getenv); err != nil {
 		return err
 	}
 	return keyring.Set(service, user, secret)
@@ -47,7 +47,7 @@ func (SystemKeyring) Set(service, user, secret string) error {
 
 // Delete removes a secret.
 func (SystemKeyring) Delete(service, user string) error {
-	if err := sessionBus(os.Getenv); err != nil {
+	if err := SessionBus(os.Getenv); err != nil {
 		return err
 	}
 	return keyring.Delete(service, user)
@@ -55,12 +55,13 @@ func (SystemKeyring) Delete(service, user string) error {
 
 // errNoSessionBus is why the keychain is not used where it would start a
 // session bus.
-var errNoSessionBus = errors.New("no session bus to reach the keychain on (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
+var errNoSessionBus = errors.New("no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
 
-// sessionBus checks that the keychain can be reached without starting
-// anything: on macOS and Windows always; elsewhere when the session bus's
-// address is set, or its socket is where systemd puts it.
-func sessionBus(getenv func(string) string) error {
+// SessionBus checks that the keychain, or anything else on the session
+// bus, can be reached without starting a bus: on macOS and Windows always;
+// elsewhere when the session bus's address is set, or its socket is where
+// systemd puts it.
+func SessionBus(getenv func(string) string) error {
 	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
 		return nil
 	}

@@ -38,7 +38,7 @@ func TestSessionBus(t *testing.T) {
 		{"a file that is not a socket", map[string]string{"XDG_RUNTIME_DIR": withFile}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := sessionBus(func(k string) string { return c.env[k] })
+			err := SessionBus(func(k string) string { return c.env[k] })
 			if (err == nil) != c.ok {
 				t.Fatalf("sessionBus = %v, want ok %v", err, c.ok)
 			}

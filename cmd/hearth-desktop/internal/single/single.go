@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/hearth-agent/hearth/config"
 )
 
 // Launch is what a later launch hands over: its arguments and the
@@ -39,8 +40,8 @@ const iface = "dev.hearth.Desktop"
 // there to reach (DBUS_SESSION_BUS_ADDRESS, or $XDG_RUNTIME_DIR/bus):
 // never started for this, since a bus started here would outlive the app.
 func Claim(ctx context.Context, name string, launch Launch, onLaunch func(Launch)) (inst *Instance, first bool, err error) {
-	if !busThere(os.Getenv) {
-		return nil, true, ErrNoBus
+	if err := config.SessionBus(os.Getenv); err != nil {
+		return nil, true, fmt.Errorf("%w (%v)", ErrNoBus, err)
 	}
 	conn, err := dbus.SessionBusPrivateNoAutoStartup()
 	if err != nil {
@@ -92,18 +93,4 @@ type handler func(Launch)
 func (h handler) Launch(args []string, dir string) *dbus.Error {
 	go h(Launch{Args: args, Dir: dir})
 	return nil
-}
-
-// busThere reports whether the session bus can be reached without
-// starting one.
-func busThere(getenv func(string) string) bool {
-	if getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
-		return true
-	}
-	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" {
-		if fi, err := os.Stat(filepath.Join(dir, "bus")); err == nil && fi.Mode().Type() == os.ModeSocket {
-			return true
-		}
-	}
-	return false
 }
