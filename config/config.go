@@ -45,6 +45,8 @@ type Config struct {
 	// relative path is taken from the home directory in the user's file,
 	// from the workspace in a project's.
 	SecretPaths []string `toml:"secret_paths"`
+	// Store says where sessions are kept (the user's file only).
+	Store Store `toml:"store"`
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
@@ -55,6 +57,24 @@ type Config struct {
 
 	// paths are where the files were read from (set by Load).
 	paths Paths
+}
+
+// Store says where sessions are kept: the SQLite file in the data
+// directory (the default), or a PostgreSQL database that several Hearth
+// processes share.
+type Store struct {
+	// URL is a PostgreSQL URL (postgres://USER:PASSWORD@HOST/DB) or a
+	// SQLite file's path; HEARTH_DATABASE_URL overrides it.
+	URL string `toml:"url"`
+}
+
+// StoreURL is where sessions are kept: HEARTH_DATABASE_URL, else the
+// user's [store] url, else "" (the SQLite file, Paths.Database).
+func (c *Config) StoreURL(getenv func(string) string) string {
+	if v := strings.TrimSpace(getenv("HEARTH_DATABASE_URL")); v != "" {
+		return v
+	}
+	return strings.TrimSpace(c.Store.URL)
 }
 
 // Provider is a named model server.
@@ -343,6 +363,9 @@ func (c *Config) merge(o *Config) {
 	}
 	if o.Compression != 0 {
 		c.Compression = o.Compression
+	}
+	if o.Store.URL != "" {
+		c.Store = o.Store
 	}
 	c.Providers = mergeMap(c.Providers, o.Providers)
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)

@@ -136,6 +136,11 @@ func (c *Config) addProject(p *Config, workspace string) []string {
 			"how much of your model's context window is used is yours to set",
 			"Set it in YOURS if you want it.")
 	}
+	if p.Store.URL != "" {
+		pr.ignored("sets [store] url",
+			"where your sessions are kept is yours to choose",
+			"Set it in YOURS, or HEARTH_DATABASE_URL, if you want it.")
+	}
 	for _, name := range sortedKeys(p.MCPServers) {
 		m := p.MCPServers[name]
 		what := "the program " + strings.Join(append([]string{m.Command}, m.Args...), " ")

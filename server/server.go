@@ -109,6 +109,14 @@ type Server struct {
 	// by another process while listed here is created again by its next
 	// turn, empty.
 	known map[string]bool
+
+	// relay is the store's, when several processes share it: then remote
+	// holds mirrors of their turns (by turn id), and replies the requests
+	// waiting for an answer (relay.go).
+	relay     session.Relay
+	remote    map[string]*turn
+	replies   map[string]chan relayMsg
+	relayDone chan struct{}
 }
 
 // New returns a Server of the agent a (hearth.New), which it does not
@@ -151,6 +159,9 @@ func New(a *hearth.Agent, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.relay = session.RelayOf(s.store); s.relay != nil {
+		s.startRelay()
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
@@ -181,7 +192,16 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.relay != nil {
+		// The turns' last events reach the store before it closes.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		s.relay.Flush(ctx)
+		cancel()
+	}
 	s.cancel()
+	if s.relayDone != nil {
+		<-s.relayDone
+	}
 	return nil
 }
 

@@ -57,6 +57,19 @@ func (s *Server) exists(ctx context.Context, id string) error {
 	return nil
 }
 
+// runningAnywhere is runningTurn, with the turns of the other processes
+// that share the store.
+func (s *Server) runningAnywhere(ctx context.Context, id string) string {
+	if t := s.runningTurn(id); t != "" || s.relay == nil {
+		return t
+	}
+	info, err := s.remoteTurn(ctx, id)
+	if err != nil || info == nil || info.Ended {
+		return ""
+	}
+	return info.ID
+}
+
 func (s *Server) runningTurn(id string) string {
 	s.mu.Lock()
 	t := s.turns[id]
@@ -156,7 +169,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, id, err)
 		return
 	}
-	d := sessionDetail{sessionJSON: sessionJSON{Session: *se, RunningTurn: s.runningTurn(id)},
+	d := sessionDetail{sessionJSON: sessionJSON{Session: *se, RunningTurn: s.runningAnywhere(ctx, id)},
 		Messages: session.InOrder(msgs), ToolRuns: runs}
 	if d.Messages == nil {
 		d.Messages = []session.Message{}
@@ -232,6 +245,18 @@ func (s *Server) titleSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if s.relay != nil {
+		// Another process may run a turn in it.
+		info, err := s.remoteTurn(r.Context(), id)
+		if err != nil {
+			s.storeError(w, id, err)
+			return
+		}
+		if info != nil && !info.Ended {
+			writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf("session %s is running turn %s on %s: cancel it first (POST /v1/sessions/%s/cancel)", id, info.ID, info.Instance, id))
+			return
+		}
+	}
 	// Holding s.mu keeps a turn from starting while the session goes.
 	s.mu.Lock()
 	defer s.mu.Unlock()

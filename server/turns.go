@@ -62,6 +62,11 @@ type turn struct {
 	wake chan struct{}
 
 	evict *time.Timer // forgets the finished turn; guarded by s.mu
+
+	// remote marks the mirror of another process's turn (see relay.go);
+	// refillMu serialises its reads from the store.
+	remote   bool
+	refillMu sync.Mutex
 }
 
 func (s *Server) newTurn(sessionID string) *turn {
@@ -129,6 +134,22 @@ func (t *turn) appendLocked(ev agent.Event) {
 		t.s.log.Error("encoding an event", "type", ev.Type, "error", err)
 		return
 	}
+	seq := t.addFrameLocked(string(ev.Type), data)
+	if r := t.s.relay; r != nil {
+		if seq == 1 {
+			r.BeginTurn(t.id, t.session)
+		}
+		rec := session.TurnEvent{Seq: seq, Type: string(ev.Type), Data: data}
+		if ev.Type == agent.EventApprovalRequired {
+			rec.CallID = ev.ID
+		}
+		r.AddEvent(t.id, rec)
+	}
+}
+
+// addFrameLocked adds an event (its type and JSON) as the turn's next SSE
+// frame, wakes the streams, and returns its seq.
+func (t *turn) addFrameLocked(typ string, data []byte) int {
 	seq := t.next
 	t.next++
 	frame := make([]byte, 0, len(data)+len(t.id)+20)
@@ -147,10 +168,23 @@ func (t *turn) appendLocked(ev agent.Event) {
 		t.frames = t.frames[1:]
 		t.first++
 	}
-	if ev.Type == agent.EventDone {
-		t.doneSeq, t.reason = seq, ev.DoneReason
+	if typ == string(agent.EventDone) {
+		var d struct {
+			Reason agent.DoneReason `json:"reason"`
+		}
+		json.Unmarshal(data, &d)
+		t.doneSeq, t.reason = seq, d.Reason
 	}
 	t.broadcastLocked()
+	return seq
+}
+
+// markDoneLocked marks the turn returned.
+func (t *turn) markDoneLocked() {
+	if !t.done {
+		t.done = true
+		t.broadcastLocked()
+	}
 }
 
 func (t *turn) broadcastLocked() {
@@ -163,7 +197,6 @@ func (t *turn) broadcastLocked() {
 // contract's way.
 func (t *turn) finish(err error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.next > 1 && t.doneSeq == 0 {
 		msg := "the turn ended unexpectedly"
 		if err != nil {
@@ -178,8 +211,22 @@ func (t *turn) finish(err error) {
 			t.err = errors.New("the turn ended before it started")
 		}
 	}
+	started, reason := t.next > 1, t.reason
+	t.mu.Unlock()
+	if r := t.s.relay; r != nil && started {
+		// The end is in the shared store before any stream ends, so that
+		// a client that then asks another instance finds the turn over.
+		r.EndTurn(t.id, string(reason))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := r.Flush(ctx); err != nil {
+			t.s.log.Warn("relay: recording a turn's end", "turn", t.id, "error", err)
+		}
+		cancel()
+	}
+	t.mu.Lock()
 	t.done = true
 	t.broadcastLocked()
+	t.mu.Unlock()
 }
 
 // turnRequest is the body of POST /v1/sessions/{id}/turns.
@@ -248,6 +295,23 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, id, err)
 		return
 	}
+	if s.relay != nil {
+		// Another process may run a turn in this session (the store's
+		// lock would refuse this one too, after waiting for it).
+		info, err := s.remoteTurn(r.Context(), id)
+		if err != nil {
+			s.abandon(t)
+			s.storeError(w, id, err)
+			return
+		}
+		if info != nil && !info.Ended {
+			s.abandon(t)
+			writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf(
+				"session %s is running turn %s on %s: wait for it to end (follow it with GET /v1/sessions/%s/events), or cancel it (POST /v1/sessions/%s/cancel)",
+				id, info.ID, info.Instance, id, id))
+			return
+		}
+	}
 	// Made before the turn runs, and before any handler can look for its
 	// approvals.
 	ht := s.agent.NewTurn(t.ctx, hearth.Request{SessionID: t.session, Message: body.Message, Context: ctxText,
@@ -275,6 +339,13 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "turn_failed", "the turn could not start: "+startErr.Error())
 		}
 		return
+	}
+	if s.relay != nil {
+		// The turn is in the shared store before its client hears of it:
+		// the client may go to another instance next.
+		if err := s.relay.Flush(r.Context()); err != nil {
+			s.log.Warn("relay: recording a turn's start", "turn", t.id, "error", err)
+		}
 	}
 	s.stream(w, r, t, 0)
 }
@@ -489,22 +560,24 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	if last == "" {
 		last = r.URL.Query().Get("last_event_id")
 	}
-	s.mu.Lock()
-	t := s.turns[id]
-	s.mu.Unlock()
-	after := 0
+	tid, after := "", 0
 	if last != "" {
-		tid, seq, ok := parseEventID(last)
-		if !ok {
+		var ok bool
+		if tid, after, ok = parseEventID(last); !ok {
 			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("Last-Event-ID %q is not an event id of this API (TURN.SEQ, as sent in the id: field)", last))
 			return
 		}
-		if t == nil || t.id != tid {
-			writeError(w, http.StatusGone, "events_gone", fmt.Sprintf("the events of turn %s are no longer kept (it ended over %s ago, or another turn began): reload the session with GET /v1/sessions/%s", tid, s.o.KeepEvents, id))
-			return
-		}
-		after = seq
-	} else if t == nil {
+	}
+	t, err := s.findTurn(r.Context(), id, tid)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	switch {
+	case t == nil && last != "":
+		writeError(w, http.StatusGone, "events_gone", fmt.Sprintf("the events of turn %s are no longer kept (it ended over %s ago, or another turn began): reload the session with GET /v1/sessions/%s", tid, s.o.KeepEvents, id))
+		return
+	case t == nil:
 		if _, err := s.store.Get(r.Context(), id); err != nil {
 			s.storeError(w, id, err)
 			return
@@ -528,12 +601,67 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, t, after)
 }
 
+// findTurn returns the turn of session id to stream: turn tid when it is
+// given, else the session's running or last kept turn; run by this process
+// or, when the store is shared, by another (a mirror of it). Nil when
+// there is none.
+func (s *Server) findTurn(ctx context.Context, id, tid string) (*turn, error) {
+	s.mu.Lock()
+	t := s.turns[id]
+	s.mu.Unlock()
+	if t != nil && (tid == "" && s.relay == nil || t.id == tid) {
+		return t, nil
+	}
+	if s.relay == nil {
+		return nil, nil
+	}
+	var info *session.TurnInfo
+	var err error
+	if tid != "" {
+		if info, err = s.relay.Turn(ctx, tid); err == nil && info != nil {
+			if info.SessionID != id || info.Ended && time.Since(info.EndedAt) > s.o.KeepEvents {
+				info = nil
+			}
+		}
+	} else {
+		info, err = s.remoteTurn(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info == nil || t != nil && info.ID == t.id {
+		return t, nil
+	}
+	if t != nil && tid == "" && !t.finished() {
+		return t, nil // this process's running turn is the session's
+	}
+	return s.mirror(ctx, info)
+}
+
 func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.mu.Lock()
 	t := s.turns[id]
 	s.mu.Unlock()
-	if t == nil || !t.running() {
+	if (t == nil || !t.running()) && s.relay != nil {
+		// Another process may run it.
+		info, err := s.remoteTurn(r.Context(), id)
+		if err != nil {
+			s.storeError(w, id, err)
+			return
+		}
+		if info != nil && !info.Ended {
+			if _, err := s.request(r.Context(), relayMsg{Op: "cancel", Turn: info.ID}); err != nil {
+				writeError(w, http.StatusBadGateway, "relay_failed", fmt.Sprintf("turn %s runs on %s, which could not be asked to cancel it: %v", info.ID, info.Instance, err))
+				return
+			}
+			if t, err = s.mirror(r.Context(), info); err != nil {
+				s.storeError(w, id, err)
+				return
+			}
+		}
+	}
+	if t == nil || t.remote && t.finished() || !t.remote && !t.running() {
 		if _, err := s.store.Get(r.Context(), id); err != nil {
 			s.storeError(w, id, err)
 			return
@@ -569,15 +697,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &body, false, `{"decision": "allow"}`) {
 		return
 	}
-	var d agent.Decision
-	switch body.Decision {
-	case "allow":
-		d = agent.Allow
-	case "deny":
-		d = agent.Deny
-	case "always":
-		d = agent.AllowAlways
-	default:
+	if _, ok := decisions[body.Decision]; !ok {
 		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf(`decision %q: use "allow", "deny" or "always" (allow this tool for the rest of the session)`, body.Decision))
 		return
 	}
@@ -589,6 +709,34 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	if len(found) == 0 && s.relay != nil {
+		// Another process's turn may be waiting for it.
+		turns, err := s.relay.ApprovalTurns(r.Context(), id, body.SessionID)
+		if err != nil {
+			s.storeError(w, body.SessionID, err)
+			return
+		}
+		turns = slices.DeleteFunc(turns, func(ti session.TurnInfo) bool { return ti.Mine })
+		switch len(turns) {
+		case 0:
+		case 1:
+			reply, err := s.request(r.Context(), relayMsg{Op: "approve", Turn: turns[0].ID, Call: id, Decision: body.Decision, Message: body.Message})
+			if err == nil && (reply.Status < 200 || reply.Status > 599 || len(reply.Body) == 0) {
+				err = fmt.Errorf("it answered status %d", reply.Status)
+			}
+			if err != nil {
+				writeError(w, http.StatusBadGateway, "relay_failed", fmt.Sprintf("turn %s waits for this approval on %s, which could not be reached: %v", turns[0].ID, turns[0].Instance, err))
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(reply.Status)
+			w.Write(append(reply.Body, '\n'))
+			return
+		default:
+			writeError(w, http.StatusConflict, "ambiguous_approval", fmt.Sprintf(`several sessions wait for an approval of call %s: add "session_id" to the body`, id))
+			return
+		}
+	}
 	switch {
 	case len(found) > 1:
 		writeError(w, http.StatusConflict, "ambiguous_approval", fmt.Sprintf(`several sessions wait for an approval of call %s: add "session_id" to the body`, id))
@@ -614,20 +762,31 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
 		return
 	}
-	t := found[0]
+	status, out := s.answer(found[0], id, body.Decision, body.Message)
+	writeJSON(w, status, out)
+}
+
+// decisions are the answers to an approval.
+var decisions = map[string]agent.Decision{"allow": agent.Allow, "deny": agent.Deny, "always": agent.AllowAlways}
+
+// answer answers the approval of call id in turn t, this process's, and
+// returns the response: its status and body.
+func (s *Server) answer(t *turn, id, decision, message string) (int, any) {
+	d, ok := decisions[decision]
+	if !ok || t.ht == nil {
+		return http.StatusBadRequest, apiError{errorBody{Code: "bad_request", Message: fmt.Sprintf("decision %q", decision)}}
+	}
 	var err error
 	if d == agent.Deny {
-		err = t.ht.Deny(id, body.Message)
+		err = t.ht.Deny(id, message)
 	} else {
 		err = t.ht.Approve(id, d)
 	}
 	switch {
 	case errors.Is(err, hearth.ErrAnswered):
-		writeError(w, http.StatusConflict, "already_answered", fmt.Sprintf("the approval of call %s was already answered", id))
-		return
+		return http.StatusConflict, apiError{errorBody{Code: "already_answered", Message: fmt.Sprintf("the approval of call %s was already answered", id)}}
 	case err != nil:
-		writeError(w, http.StatusNotFound, "no_approval", fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id))
-		return
+		return http.StatusNotFound, apiError{errorBody{Code: "no_approval", Message: fmt.Sprintf("no approval is waiting for call %s: it was answered, timed out, or its turn ended", id)}}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"id": id, "session_id": t.session, "turn_id": t.id, "decision": body.Decision})
+	return http.StatusOK, map[string]string{"id": id, "session_id": t.session, "turn_id": t.id, "decision": decision}
 }

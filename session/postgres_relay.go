@@ -32,9 +32,22 @@ func (p *Postgres) Relay() Relay {
 			r.log = slog.New(slog.DiscardHandler)
 		}
 		r.ctx, r.stop = context.WithCancel(context.Background())
+		// LISTEN before Relay returns, so that what the others publish
+		// from then on is delivered (a caller reads the log, then follows
+		// the notes). If it fails, the listener tries again, and says
+		// that notes may have been missed.
+		p.idMu.Lock()
+		conn := p.presence
+		p.idMu.Unlock()
+		lctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+		_, err := conn.Exec(lctx, "LISTEN "+relayChannel)
+		cancel()
+		if err != nil {
+			r.log.Warn("relay: LISTEN failed; trying again", "error", err)
+		}
 		r.wg.Add(2)
 		go r.writeLoop()
-		go r.listenLoop()
+		go r.listenLoop(conn, err == nil)
 		p.relay = r
 	})
 	return p.relay
@@ -202,11 +215,14 @@ func (r *pgRelay) writeTx(ctx context.Context, batch []relayRecord) error {
 		switch {
 		case rec.sessionID != "":
 			flushEvents()
-			b.Queue(`INSERT INTO turns (id, session_id, instance, pid, backend_start, started_at) VALUES ($1, $2, $3, $4, $5, now())
+			// clock_timestamp, not now() (the transaction's start): turns
+			// begun in one batch are ordered (LastTurn), and a turn that
+			// ends in the batch it began in does not end before it began.
+			b.Queue(`INSERT INTO turns (id, session_id, instance, pid, backend_start, started_at) VALUES ($1, $2, $3, $4, $5, clock_timestamp())
 				ON CONFLICT (id) DO NOTHING`, rec.turn, pgText(rec.sessionID), r.p.instance, pid, start)
 		case rec.end:
 			flushEvents()
-			b.Queue("UPDATE turns SET ended_at = now(), reason = $2 WHERE id = $1 AND ended_at IS NULL", rec.turn, rec.reason)
+			b.Queue("UPDATE turns SET ended_at = clock_timestamp(), reason = $2 WHERE id = $1 AND ended_at IS NULL", rec.turn, rec.reason)
 			notes = append(notes, r.header(NoteEnd, rec.turn, rec.reason))
 		default:
 			// A run of this turn's events: one insert, and notifications
@@ -338,15 +354,16 @@ func eventType(data string) string {
 	return ""
 }
 
-// listenLoop LISTENs on the presence connection and delivers the others'
-// notifications; when the connection breaks it connects again (with a new
-// identity, which it moves this process's locks and turns to) and says
-// that notes were missed.
-func (r *pgRelay) listenLoop() {
+// listenLoop delivers the others' notifications, received on the presence
+// connection conn (LISTENing already when listening is set); when the
+// connection breaks it connects again (with a new identity, which it moves
+// this process's locks and turns to) and, once it LISTENs again, says
+// that notes were missed (NoteResync: what a reader reads again then
+// includes everything published before it, and the notes after it follow).
+func (r *pgRelay) listenLoop(conn *pgx.Conn, listening bool) {
 	defer r.wg.Done()
 	defer close(r.notes)
-	conn := r.p.presence
-	listening := false
+	resync := !listening
 	for r.ctx.Err() == nil {
 		if !listening {
 			if _, err := conn.Exec(r.ctx, "LISTEN "+relayChannel); err != nil {
@@ -358,6 +375,10 @@ func (r *pgRelay) listenLoop() {
 				continue
 			}
 			listening = true
+			if resync {
+				r.deliver(Note{Kind: NoteResync})
+				resync = false
+			}
 		}
 		n, err := conn.WaitForNotification(r.ctx)
 		if err != nil {
@@ -366,8 +387,7 @@ func (r *pgRelay) listenLoop() {
 			}
 			r.log.Warn("relay: the database connection broke; connecting again", "error", err)
 			conn = r.reconnect()
-			listening = false
-			r.deliver(Note{Kind: NoteResync})
+			listening, resync = false, true
 			continue
 		}
 		if note, ok := r.parseNote(n.Payload); ok {
@@ -407,10 +427,16 @@ func (r *pgRelay) reconnect() *pgx.Conn {
 func (r *pgRelay) Notes() <-chan Note { return r.notes }
 
 func (r *pgRelay) Send(ctx context.Context, data []byte) error {
-	if bytes.IndexByte(data, 0) >= 0 || len(data) > maxNotify {
-		return fmt.Errorf("relay: a message of %d bytes is too large to send", len(data))
+	if bytes.IndexByte(data, 0) >= 0 {
+		return errors.New("relay: a message cannot hold a NUL byte")
 	}
-	_, err := r.p.pool.Exec(ctx, "SELECT pg_notify($1, $2)", relayChannel, r.header(NoteMessage, "-", "")+"\n"+pgText(string(data)))
+	// The limit is on the text sent: invalid UTF-8 becomes U+FFFD, up to
+	// three times its size.
+	text := pgText(string(data))
+	if len(text) > maxNotify {
+		return fmt.Errorf("relay: a message of %d bytes is too large to send", len(text))
+	}
+	_, err := r.p.pool.Exec(ctx, "SELECT pg_notify($1, $2)", relayChannel, r.header(NoteMessage, "-", "")+"\n"+text)
 	if err != nil {
 		return fmt.Errorf("relay: sending a message: %w", r.p.connError(err))
 	}
@@ -418,11 +444,13 @@ func (r *pgRelay) Send(ctx context.Context, data []byte) error {
 }
 
 const turnColumns = `t.id, t.session_id, t.instance, t.started_at, t.ended_at IS NOT NULL, COALESCE(t.ended_at, t.started_at), t.reason,
-	EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.pid AND a.backend_start = t.backend_start)`
+	EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.pid AND a.backend_start = t.backend_start), t.pid, t.backend_start`
 
-func scanTurn(row pgx.Row) (*TurnInfo, error) {
+func (r *pgRelay) scanTurn(row pgx.Row) (*TurnInfo, error) {
 	var ti TurnInfo
-	err := row.Scan(&ti.ID, &ti.SessionID, &ti.Instance, &ti.StartedAt, &ti.Ended, &ti.EndedAt, &ti.Reason, &ti.Alive)
+	var pid int32
+	var start time.Time
+	err := row.Scan(&ti.ID, &ti.SessionID, &ti.Instance, &ti.StartedAt, &ti.Ended, &ti.EndedAt, &ti.Reason, &ti.Alive, &pid, &start)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -432,11 +460,13 @@ func scanTurn(row pgx.Row) (*TurnInfo, error) {
 	if !ti.Ended {
 		ti.EndedAt = time.Time{}
 	}
+	myPid, myStart := r.p.identity()
+	ti.Mine = pid == myPid && start.Equal(myStart)
 	return &ti, nil
 }
 
 func (r *pgRelay) Turn(ctx context.Context, turnID string) (*TurnInfo, error) {
-	ti, err := scanTurn(r.p.pool.QueryRow(ctx, "SELECT "+turnColumns+" FROM turns t WHERE t.id = $1", pgText(turnID)))
+	ti, err := r.scanTurn(r.p.pool.QueryRow(ctx, "SELECT "+turnColumns+" FROM turns t WHERE t.id = $1", pgText(turnID)))
 	if err != nil {
 		return nil, fmt.Errorf("reading turn %s: %w", turnID, r.p.connError(err))
 	}
@@ -444,7 +474,7 @@ func (r *pgRelay) Turn(ctx context.Context, turnID string) (*TurnInfo, error) {
 }
 
 func (r *pgRelay) LastTurn(ctx context.Context, sessionID string) (*TurnInfo, error) {
-	ti, err := scanTurn(r.p.pool.QueryRow(ctx, "SELECT "+turnColumns+" FROM turns t WHERE t.session_id = $1 ORDER BY t.started_at DESC, t.id LIMIT 1", pgText(sessionID)))
+	ti, err := r.scanTurn(r.p.pool.QueryRow(ctx, "SELECT "+turnColumns+" FROM turns t WHERE t.session_id = $1 ORDER BY t.started_at DESC, t.id LIMIT 1", pgText(sessionID)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the turns of session %s: %w", sessionID, r.p.connError(err))
 	}
@@ -485,7 +515,7 @@ func (r *pgRelay) ApprovalTurns(ctx context.Context, callID, sessionID string) (
 	defer rows.Close()
 	var out []TurnInfo
 	for rows.Next() {
-		ti, err := scanTurn(rows)
+		ti, err := r.scanTurn(rows)
 		if err != nil {
 			return nil, err
 		}

@@ -85,8 +85,9 @@ type TurnInfo struct {
 	Ended   bool
 	EndedAt time.Time
 	Reason  string
-	// Alive says the process that runs it is still connected.
-	Alive bool
+	// Alive says the process that runs it is still connected; Mine that
+	// it is this process (this store).
+	Alive, Mine bool
 }
 
 // NoteKind says what a Note carries.

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/envscrub"
+	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
@@ -24,7 +26,9 @@ func (a *app) sessionsCommand() *cobra.Command {
 		Use:   "sessions",
 		Short: "List, show, export and remove saved sessions",
 		Long: `Sessions are kept in a SQLite database under the XDG data directory
-($XDG_DATA_HOME/hearth/hearth.db, or $HEARTH_HOME/hearth.db).`,
+($XDG_DATA_HOME/hearth/hearth.db, or $HEARTH_HOME/hearth.db), or, when
+HEARTH_DATABASE_URL or [store] url in the config file names one, in a
+PostgreSQL database that several Hearth servers share.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -37,15 +41,27 @@ var errNoStore = errors.New("no sessions yet: `hearth run --context NAME \"…\"
 
 // withStore opens the session store for one command; it does not create one
 // on a machine that has none (errNoStore).
-func (a *app) withStore(ctx context.Context, f func(st *session.SQLite) error) error {
+func (a *app) withStore(ctx context.Context, f func(st session.Store) error) error {
 	paths, err := config.DefaultPaths(a.getenv)
 	if err != nil {
 		return usageError{err}
 	}
-	if _, err := os.Stat(paths.Database()); errors.Is(err, os.ErrNotExist) {
-		return errNoStore
+	// The user's file only: a project cannot choose the store.
+	cfg, err := config.Load(paths, "")
+	if err != nil {
+		return usageError{err}
 	}
-	st, err := session.Open(ctx, paths.Database())
+	getenv := envscrub.Wrap(a.getenv)
+	loc, pg, err := loader.StoreLocation(cfg, paths, getenv)
+	if err != nil {
+		return err
+	}
+	if !pg {
+		if _, err := os.Stat(loc); errors.Is(err, os.ErrNotExist) {
+			return errNoStore
+		}
+	}
+	st, err := loader.OpenStore(ctx, cfg, paths, getenv, nil)
 	if err != nil {
 		return err
 	}
@@ -64,7 +80,7 @@ func (a *app) sessionsList() *cobra.Command {
 		Example: "  hearth sessions list --limit 10\n  hearth sessions list --query parser --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := a.withStore(cmd.Context(), func(st *session.SQLite) error {
+			err := a.withStore(cmd.Context(), func(st session.Store) error {
 				list, err := st.List(cmd.Context(), session.ListOptions{Limit: limit, Query: query})
 				if err != nil {
 					return err
@@ -106,7 +122,7 @@ func (a *app) sessionsList() *cobra.Command {
 }
 
 // load returns a session and its messages, or a clear not-found error.
-func load(ctx context.Context, st *session.SQLite, id string) (*session.Session, []session.Message, error) {
+func load(ctx context.Context, st session.Store, id string) (*session.Session, []session.Message, error) {
 	s, err := st.Get(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, nil, fmt.Errorf("no session %q: `hearth sessions list` shows them", id)
@@ -125,7 +141,7 @@ func (a *app) sessionsShow() *cobra.Command {
 		Example: "  hearth sessions show s1",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+			return a.withStore(cmd.Context(), func(st session.Store) error {
 				s, msgs, err := load(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
@@ -148,7 +164,7 @@ func (a *app) sessionsExport() *cobra.Command {
 			if format != "json" && format != "markdown" && format != "md" {
 				return usageError{fmt.Errorf("--format %q: use json or markdown", format)}
 			}
-			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+			return a.withStore(cmd.Context(), func(st session.Store) error {
 				s, msgs, err := load(cmd.Context(), st, args[0])
 				if err != nil {
 					return err
@@ -206,7 +222,7 @@ func (a *app) sessionsRemove() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), func(st *session.SQLite) error {
+			return a.withStore(cmd.Context(), func(st session.Store) error {
 				var errs []error
 				for _, id := range args {
 					// A running turn holds the session: wait for it, or fail.
@@ -217,7 +233,9 @@ func (a *app) sessionsRemove() *cobra.Command {
 					}
 					err = st.Delete(cmd.Context(), id)
 					unlock()
-					st.RemoveLock(id)
+					if sq, ok := st.(*session.SQLite); ok {
+						sq.RemoveLock(id)
+					}
 					if errors.Is(err, session.ErrNotFound) {
 						errs = append(errs, fmt.Errorf("no session %q", id))
 					} else if err != nil {

@@ -93,7 +93,7 @@ type Loaded struct {
 	ProviderName string
 	// Store is the session store opened (nil with Options.NoStore); it
 	// is Config.Store too. Close closes it.
-	Store *session.SQLite
+	Store session.Store
 	// Warnings are what Options.Warn was given.
 	Warnings []string
 }
@@ -244,7 +244,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 		l.Config.CompressAt = cfg.Compression
 	}
 	if !o.NoStore {
-		if l.Store, err = session.Open(ctx, o.Paths.Database()); err != nil {
+		if l.Store, err = OpenStore(ctx, cfg, o.Paths, o.Getenv, o.Log); err != nil {
 			return nil, err
 		}
 		l.Config.Store = l.Store
@@ -544,6 +544,7 @@ const serveTokenEnv = "HEARTH_API_TOKEN"
 // when the user's config passes it (env = { KEY = "$KEY" }).
 func takeSecrets(cfg *config.Config, log *slog.Logger) {
 	names := append(slices.Clone(providers.SecretEnv), serveTokenEnv)
+	names = append(names, storeEnv...)
 	for _, n := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		if p := cfg.Providers[n]; p.APIKeyEnv != "" && !p.FromProject {
 			names = append(names, p.APIKeyEnv)
