@@ -19,7 +19,11 @@
 #            real Ollama (the peer below), the MCP integration tests against
 #            the real npm MCP servers (scripts/mcp-servers.sh), and the web
 #            UI's Playwright tests in Debian's Chromium (scripts/web.sh
-#            --deps); this stage starts or installs each of those first
+#            --deps), and the tests against a real PostgreSQL, which start
+#            a throwaway server of their own from Debian's postgresql
+#            package (scripts/postgres.sh --deps installs it;
+#            HEARTH_PG_REQUIRED=1: they fail rather than skip without it);
+#            this stage starts or installs each of those first
 #   redteam  hostile commands against the real binary (scripts/redteam.sh,
 #            Linux only, 10-15 minutes)
 #   fuzz     each fuzz target for a while (FUZZTIME)
@@ -132,6 +136,12 @@ stage_race() {
   # committed server/ui, which the web stage checks against its sources.
   scripts/web.sh --deps
   export HEARTH_WEB_E2E=1
+
+  log "PostgreSQL (Debian's postgresql package)"
+  # The tests start servers of their own (internal/pgtest) from its
+  # binaries; required here, so that they cannot skip unseen.
+  scripts/postgres.sh --deps
+  export HEARTH_PG_REQUIRED=1
 
   local pkgs=${HEARTH_RACE_PKGS:-./...}
   log "go test -race $pkgs"
