@@ -74,6 +74,9 @@ func TestProjectRules(t *testing.T) {
 		{"compression_threshold is the user's", []string{"Config.Compression"},
 			`compression_threshold = 0.3`,
 			func(c *Config, _ string) bool { return c.Compression == 0 }, "compression_threshold = 0.3"},
+		{"the session store is the user's", []string{"Config.Store", "Store.*"},
+			"[store]\nurl = \"postgres://evil.example/loot\"",
+			func(c *Config, _ string) bool { return c.Store.URL == "" }, "sets [store] url"},
 		{"secret_paths are added", []string{"Config.SecretPaths"},
 			`secret_paths = ["secrets", "/abs/key", "~/.aws2"]`,
 			func(c *Config, ws string) bool {

@@ -29,7 +29,11 @@ func StoreLocation(cfg *config.Config, paths config.Paths, getenv func(string) s
 		return u, true, nil
 	case strings.Contains(u, "://"):
 		scheme, _, _ := strings.Cut(u, "://")
-		return "", false, ConfigError{fmt.Errorf("the session store %q is not one Hearth knows (a %s:// URL): set HEARTH_DATABASE_URL or [store] url to a postgres:// URL, or to a SQLite file's path", session.RedactURL(u), scheme)}
+		shown := "a " + scheme + ":// URL"
+		if pu, err := url.Parse(u); err == nil {
+			shown = pu.Redacted()
+		}
+		return "", false, ConfigError{fmt.Errorf("the session store %s is not one Hearth knows: set HEARTH_DATABASE_URL or [store] url to a postgres:// URL, or to a SQLite file's path", shown)}
 	}
 	if rest, ok := strings.CutPrefix(u, "~/"); ok && paths.Home != "" {
 		u = filepath.Join(paths.Home, rest)
