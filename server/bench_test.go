@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth"
+	"github.com/hearth-agent/hearth/internal/pgtest"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/session"
@@ -135,13 +136,26 @@ func benchEnv(name string, def int) int {
 // HEARTH_BENCH_SESSIONS, HEARTH_BENCH_CHUNKS and HEARTH_BENCH_INTERVAL_MS
 // change the load; HEARTH_BENCH_DEBUG=1 prints the latency of each chunk
 // position.
+//
+// HEARTH_BENCH_STORE=postgres runs it on a shared PostgreSQL store
+// (internal/pgtest starts one) with HEARTH_BENCH_INSTANCES servers
+// (default 3), each with its own store (its own connections, its own
+// LISTEN): the sessions are spread over them, and each turn is also
+// followed through the next server (GET …/events), as a client behind a
+// load balancer would after a reconnect. p99-relayed-ms/event is the added
+// latency of those followers: the owner writes each event to the store and
+// publishes it, the follower's server hears it and streams it.
 func BenchmarkConcurrentSessions(b *testing.B) {
 	cfg := helperConfig{
-		N:        benchEnv("HEARTH_BENCH_SESSIONS", 500),
-		Chunks:   benchEnv("HEARTH_BENCH_CHUNKS", 100),
-		Interval: time.Duration(benchEnv("HEARTH_BENCH_INTERVAL_MS", 50)) * time.Millisecond,
-		Synced:   os.Getenv("HEARTH_BENCH_SYNC") != "",
-		Debug:    os.Getenv("HEARTH_BENCH_DEBUG") != "",
+		N:         benchEnv("HEARTH_BENCH_SESSIONS", 500),
+		Chunks:    benchEnv("HEARTH_BENCH_CHUNKS", 100),
+		Interval:  time.Duration(benchEnv("HEARTH_BENCH_INTERVAL_MS", 50)) * time.Millisecond,
+		Synced:    os.Getenv("HEARTH_BENCH_SYNC") != "",
+		Debug:     os.Getenv("HEARTH_BENCH_DEBUG") != "",
+		Instances: 1,
+	}
+	if os.Getenv("HEARTH_BENCH_STORE") == "postgres" {
+		cfg.Postgres, cfg.Instances, cfg.Follow = true, benchEnv("HEARTH_BENCH_INSTANCES", 3), true
 	}
 	for range b.N {
 		r := runConcurrent(b, cfg)
@@ -149,6 +163,11 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		b.ReportMetric(r.P50, "p50-ms/event")
 		b.ReportMetric(r.P99, "p99-ms/event")
 		b.ReportMetric(r.Max, "max-ms/event")
+		if cfg.Follow {
+			b.ReportMetric(float64(r.FollowComplete), "followers-complete")
+			b.ReportMetric(r.RelayP50, "p50-relayed-ms/event")
+			b.ReportMetric(r.RelayP99, "p99-relayed-ms/event")
+		}
 		b.ReportMetric(r.Start50, "p50-ms/start")
 		b.ReportMetric(r.Start99, "p99-ms/start")
 		b.ReportMetric(r.cpuPerEvent, "hearth-cpu-µs/event")
@@ -156,6 +175,9 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		b.ReportMetric(r.openKB, "KB/open-stream")
 		if r.Complete != cfg.N {
 			b.Fatalf("%d of %d streams complete: %s", r.Complete, cfg.N, r.Err)
+		}
+		if cfg.Follow && r.FollowComplete != cfg.N {
+			b.Fatalf("%d of %d followers complete: %s", r.FollowComplete, cfg.N, r.Err)
 		}
 	}
 }
@@ -165,6 +187,10 @@ type helperConfig struct {
 	N, Chunks     int
 	Interval      time.Duration
 	Synced, Debug bool
+	// Instances servers share the store (PostgreSQL when Postgres); with
+	// Follow each turn is also streamed through the next one.
+	Instances        int
+	Postgres, Follow bool
 }
 
 // helperResult is what the child process measured.
@@ -174,6 +200,9 @@ type helperResult struct {
 	P50, P99, Max    float64
 	Start50, Start99 float64
 	Err              string
+	// FollowComplete and RelayP50/RelayP99 are the followers' (Follow).
+	FollowComplete     int
+	RelayP50, RelayP99 float64
 
 	cpuPerEvent, idleKB, openKB float64
 }
@@ -234,27 +263,41 @@ func runConcurrent(b *testing.B, cfg helperConfig) helperResult {
 	}
 	fakeURL := expect("FAKE ")
 
-	store, err := session.Open(ctx, filepath.Join(b.TempDir(), "hearth.db"))
-	if err != nil {
-		b.Fatal(err)
+	var urls []string
+	pgURL := ""
+	if cfg.Postgres {
+		pgURL = pgtest.URL(b)
 	}
-	defer store.Close()
-	bot, err := hearth.New(hearth.Config{Provider: ollama.New(ollama.Options{BaseURL: fakeURL, NumCtx: 8192, MaxRetries: -1}), Model: "m",
-		Store: store, ContextLength: 8192})
-	if err != nil {
-		b.Fatal(err)
+	for range cfg.Instances {
+		var store session.Store
+		var err error
+		if cfg.Postgres {
+			store, err = session.OpenPostgres(ctx, pgURL)
+		} else {
+			store, err = session.Open(ctx, filepath.Join(b.TempDir(), "hearth.db"))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		bot, err := hearth.New(hearth.Config{Provider: ollama.New(ollama.Options{BaseURL: fakeURL, NumCtx: 8192, MaxRetries: -1}), Model: "m",
+			Store: store, ContextLength: 8192})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer bot.Close()
+		api, err := New(bot, Options{Token: testToken})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs := httptest.NewServer(api)
+		defer hs.Close()
+		defer api.Close() // first: ends the quiet turns, so that hs.Close need not wait
+		urls = append(urls, hs.URL)
 	}
-	defer bot.Close()
-	api, err := New(bot, Options{Token: testToken})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(api)
-	defer hs.Close()
-	defer api.Close() // first: ends the quiet turns, so that hs.Close need not wait
 
 	heap0, _ := heapNow()
-	fmt.Fprintf(toChild, "RUN %s\n", hs.URL)
+	fmt.Fprintf(toChild, "RUN %s\n", strings.Join(urls, " "))
 	expect("STREAMING")
 	cpu0 := cpuTime()
 	var r helperResult
@@ -317,16 +360,23 @@ func TestBenchHelperProcess(t *testing.T) {
 	if !ok {
 		os.Exit(1)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxIdleConns: n}}
-	do := func(method, path, body string) (*http.Response, error) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	bases := strings.Fields(base)
+	followers := 0
+	if cfg.Follow {
+		followers = n
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n + followers, MaxIdleConns: n + followers}}
+	// doAt sends a request to server i (of those sharing the store).
+	doAt := func(i int, method, path, body string) (*http.Response, error) {
+		req, _ := http.NewRequest(method, bases[i%len(bases)]+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		req.Header.Set("Content-Type", "application/json")
 		return client.Do(req)
 	}
+	do := func(method, path, body string) (*http.Response, error) { return doAt(0, method, path, body) }
 	ids := make([]string, n)
 	for i := range ids {
-		resp, err := do("POST", "/v1/sessions", "")
+		resp, err := doAt(i, "POST", "/v1/sessions", "")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -337,7 +387,8 @@ func TestBenchHelperProcess(t *testing.T) {
 		ids[i] = se.ID
 	}
 
-	// Every session streams a turn at once.
+	// Every session streams a turn at once (and, with Follow, is followed
+	// through the next server).
 	type outcome struct {
 		ok    bool
 		start time.Duration
@@ -345,62 +396,85 @@ func TestBenchHelperProcess(t *testing.T) {
 		err   string
 	}
 	outs := make([]outcome, n)
-	opened := make(chan struct{}, n)
+	follows := make([]outcome, followers)
+	opened := make(chan struct{}, n+followers)
 	var wg sync.WaitGroup
+	// read reads a turn's stream into o; signal is called at its session
+	// event.
+	read := func(resp *http.Response, o *outcome, t0 time.Time, signal func()) {
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			data, _ := io.ReadAll(resp.Body)
+			o.err = fmt.Sprintf("status %d: %s", resp.StatusCode, data)
+			return
+		}
+		var text strings.Builder
+		var deltas int
+		lines := newLineReader(resp.Body)
+		for {
+			line, err := lines.next()
+			if err != nil {
+				break
+			}
+			data, ok := bytes.CutPrefix(line, []byte("data: "))
+			if !ok {
+				continue
+			}
+			now := time.Now()
+			var ev struct{ Type, Text, Reason string }
+			json.Unmarshal(data, &ev)
+			switch ev.Type {
+			case "session":
+				o.start = now.Sub(t0)
+				signal()
+			case "text_delta":
+				deltas++
+				text.WriteString(ev.Text)
+				if at, ok := st.get(strings.TrimSpace(ev.Text)); ok {
+					o.lats = append(o.lats, ms(now.Sub(at)))
+				}
+			case "done":
+				answer := -1
+				fmt.Sscanf(text.String(), "x%d", &answer)
+				o.ok = ev.Reason == "stop" && deltas == lengths[answer] && ev.Text == text.String()
+				if !o.ok {
+					o.err = fmt.Sprintf("done %s after %d deltas", data, deltas)
+				}
+			}
+		}
+	}
 	for i, id := range ids {
 		wg.Go(func() {
 			o := &outs[i]
 			signal := sync.OnceFunc(func() { opened <- struct{}{} })
 			defer signal()
 			t0 := time.Now()
-			resp, err := do("POST", "/v1/sessions/"+id+"/turns", `{"message":"count"}`)
+			resp, err := doAt(i, "POST", "/v1/sessions/"+id+"/turns", `{"message":"count"}`)
 			if err != nil {
 				o.err = err.Error()
 				return
 			}
-			defer resp.Body.Close()
-			if resp.StatusCode != 200 {
-				data, _ := io.ReadAll(resp.Body)
-				o.err = fmt.Sprintf("status %d: %s", resp.StatusCode, data)
-				return
-			}
-			var text strings.Builder
-			var deltas int
-			lines := newLineReader(resp.Body)
-			for {
-				line, err := lines.next()
-				if err != nil {
-					break
+			read(resp, o, t0, func() {
+				signal()
+				if !cfg.Follow {
+					return
 				}
-				data, ok := bytes.CutPrefix(line, []byte("data: "))
-				if !ok {
-					continue
-				}
-				now := time.Now()
-				var ev struct{ Type, Text, Reason string }
-				json.Unmarshal(data, &ev)
-				switch ev.Type {
-				case "session":
-					o.start = now.Sub(t0)
-					signal()
-				case "text_delta":
-					deltas++
-					text.WriteString(ev.Text)
-					if at, ok := st.get(strings.TrimSpace(ev.Text)); ok {
-						o.lats = append(o.lats, ms(now.Sub(at)))
+				// Follow the turn through the next server.
+				wg.Go(func() {
+					fo := &follows[i]
+					fsignal := sync.OnceFunc(func() { opened <- struct{}{} })
+					defer fsignal()
+					resp, err := doAt(i+1, "GET", "/v1/sessions/"+id+"/events", "")
+					if err != nil {
+						fo.err = err.Error()
+						return
 					}
-				case "done":
-					answer := -1
-					fmt.Sscanf(text.String(), "x%d", &answer)
-					o.ok = ev.Reason == "stop" && deltas == lengths[answer] && ev.Text == text.String()
-					if !o.ok {
-						o.err = fmt.Sprintf("done %s after %d deltas", data, deltas)
-					}
-				}
-			}
+					read(resp, fo, time.Now(), fsignal)
+				})
+			})
 		})
 	}
-	for range n {
+	for range n + followers {
 		<-opened
 	}
 	fmt.Println("STREAMING")
@@ -423,6 +497,17 @@ func TestBenchHelperProcess(t *testing.T) {
 	slices.Sort(starts)
 	r.P50, r.P99, r.Max = percentile(lats, 50), percentile(lats, 99), percentile(lats, 100)
 	r.Start50, r.Start99 = percentile(starts, 50), percentile(starts, 99)
+	var relayed []float64
+	for _, o := range follows {
+		if o.ok {
+			r.FollowComplete++
+		} else if r.Err == "" {
+			r.Err = "follower: " + o.err
+		}
+		relayed = append(relayed, o.lats...)
+	}
+	slices.Sort(relayed)
+	r.RelayP50, r.RelayP99 = percentile(relayed, 50), percentile(relayed, 99)
 	if cfg.Debug {
 		byChunk := map[int][]float64{}
 		for _, o := range outs {

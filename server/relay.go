@@ -193,33 +193,70 @@ func (s *Server) refill(t *turn, ended bool) {
 
 // checkMirrors ends the mirrors of turns whose process is gone (killed,
 // or cut off from the database): the store records the end, once, for
-// every process.
+// every process. Only mirrors that heard nothing for a while are checked
+// (one query for all of them), off the goroutine that applies the notes.
 func (s *Server) checkMirrors() {
+	if !s.checking.CompareAndSwap(false, true) {
+		return // the last check is still running
+	}
 	s.mu.Lock()
-	var running []*turn
+	var quiet []*turn
+	var ids []string
 	for _, t := range s.remote {
-		if !t.finished() {
-			running = append(running, t)
+		t.mu.Lock()
+		if !t.done && time.Since(t.heard) >= checkEvery {
+			quiet = append(quiet, t)
+			ids = append(ids, t.id)
 		}
+		t.mu.Unlock()
 	}
 	s.mu.Unlock()
-	for _, t := range running {
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		s.checkMirror(ctx, t)
-		cancel()
+	if len(quiet) == 0 {
+		s.checking.Store(false)
+		return
 	}
+	go func() {
+		defer s.checking.Store(false)
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		defer cancel()
+		infos, err := s.relay.Turns(ctx, ids)
+		if err != nil {
+			s.log.Warn("relay: checking turns", "error", err)
+			return
+		}
+		byID := map[string]*session.TurnInfo{}
+		for i := range infos {
+			byID[infos[i].ID] = &infos[i]
+		}
+		for _, t := range quiet {
+			s.settle(ctx, t, byID[t.id])
+		}
+	}()
 }
 
+// checkMirror checks one mirror's turn.
 func (s *Server) checkMirror(ctx context.Context, t *turn) {
 	info, err := s.relay.Turn(ctx, t.id)
-	switch {
-	case err != nil:
+	if err != nil {
 		s.log.Warn("relay: checking a turn", "turn", t.id, "error", err)
+		return
+	}
+	s.settle(ctx, t, info)
+}
+
+// settle ends a mirror whose turn ended (or is gone from the log), ending
+// the turn first if its process is gone.
+func (s *Server) settle(ctx context.Context, t *turn, info *session.TurnInfo) {
+	switch {
 	case info == nil || info.Ended:
 		s.refill(t, true)
 	case !info.Alive:
 		s.abandonRemote(ctx, info)
 		s.refill(t, true)
+	default:
+		t.mu.Lock()
+		t.heard = time.Now()
+		t.mu.Unlock()
 	}
 }
 

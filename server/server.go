@@ -117,6 +117,7 @@ type Server struct {
 	remote    map[string]*turn
 	replies   map[string]chan relayMsg
 	relayDone chan struct{}
+	checking  atomic.Bool // a check of the mirrors runs
 }
 
 // New returns a Server of the agent a (hearth.New), which it does not
@@ -186,6 +187,11 @@ func (s *Server) Close() error {
 	s.closed = true
 	for _, t := range s.turns {
 		t.cancel()
+		if t.evict != nil {
+			t.evict.Stop()
+		}
+	}
+	for _, t := range s.remote {
 		if t.evict != nil {
 			t.evict.Stop()
 		}

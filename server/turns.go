@@ -67,6 +67,7 @@ type turn struct {
 	// refillMu serialises its reads from the store.
 	remote   bool
 	refillMu sync.Mutex
+	heard    time.Time // when the mirror last heard of its turn
 }
 
 func (s *Server) newTurn(sessionID string) *turn {
@@ -162,6 +163,9 @@ func (t *turn) addFrameLocked(typ string, data []byte) int {
 	frame = append(frame, "\n\n"...)
 	t.frames = append(t.frames, frame)
 	t.size += len(frame)
+	if t.remote {
+		t.heard = time.Now()
+	}
 	for t.size > t.s.o.MaxTurnEvents && len(t.frames) > 1 {
 		t.size -= len(t.frames[0])
 		t.frames[0] = nil

@@ -63,11 +63,13 @@ type pgRelay struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
-	mu      sync.Mutex
-	queue   []relayRecord
-	writing int // records taken by the writer and not yet written
-	flushed chan struct{}
-	wake    chan struct{}
+	mu    sync.Mutex
+	queue []relayRecord
+	// queued counts the records ever queued, written those written (or
+	// dropped); flushed is closed and replaced at each write.
+	queued, written int
+	flushed         chan struct{}
+	wake            chan struct{}
 }
 
 // relayRecord is one queued record: a turn's start (sessionID set), an
@@ -92,6 +94,7 @@ func (r *pgRelay) close() {
 func (r *pgRelay) push(rec relayRecord) {
 	r.mu.Lock()
 	r.queue = append(r.queue, rec)
+	r.queued++
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -111,17 +114,21 @@ func (r *pgRelay) EndTurn(turnID, reason string) {
 	r.push(relayRecord{turn: turnID, end: true, reason: reason})
 }
 
-// Flush waits until the queue is empty and nothing is being written.
+// Flush waits until every record queued before it is written (not for
+// the records queued after: a busy process is never idle).
 func (r *pgRelay) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	target := r.queued
+	r.mu.Unlock()
 	for {
 		r.mu.Lock()
-		idle := len(r.queue) == 0 && r.writing == 0
+		done := r.written >= target
 		if r.flushed == nil {
 			r.flushed = make(chan struct{})
 		}
 		ch := r.flushed
 		r.mu.Unlock()
-		if idle {
+		if done {
 			return nil
 		}
 		select {
@@ -143,14 +150,13 @@ func (r *pgRelay) writeLoop() {
 		r.mu.Lock()
 		batch := r.queue
 		r.queue = nil
-		r.writing = len(batch)
 		r.mu.Unlock()
 		if len(batch) > 0 {
 			r.write(batch)
 		}
 		r.mu.Lock()
-		r.writing = 0
-		if len(r.queue) == 0 && r.flushed != nil {
+		r.written += len(batch)
+		if r.flushed != nil {
 			close(r.flushed)
 			r.flushed = nil
 		}
@@ -193,7 +199,11 @@ func (r *pgRelay) write(batch []relayRecord) {
 }
 
 func (r *pgRelay) writeTx(ctx context.Context, batch []relayRecord) error {
+	// One round trip: the transaction's BEGIN and COMMIT travel in the
+	// batch with its statements (an error aborts the rest, and the pool
+	// drops the connection left in the failed transaction).
 	var b pgx.Batch
+	b.Queue("BEGIN")
 	// The log is a relay, not the record: the messages are (written by
 	// Append, durably); so these writes need not wait for the disk.
 	b.Queue("SET LOCAL synchronous_commit TO OFF")
@@ -246,15 +256,8 @@ func (r *pgRelay) writeTx(ctx context.Context, batch []relayRecord) error {
 	if len(notes) > 0 {
 		b.Queue("SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n", relayChannel, notes)
 	}
-	tx, err := r.p.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.Background())
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	b.Queue("COMMIT")
+	return r.p.pool.SendBatch(ctx, &b).Close()
 }
 
 // header starts a notification: "KIND FROM TURN ARG".
@@ -471,6 +474,27 @@ func (r *pgRelay) Turn(ctx context.Context, turnID string) (*TurnInfo, error) {
 		return nil, fmt.Errorf("reading turn %s: %w", turnID, r.p.connError(err))
 	}
 	return ti, nil
+}
+
+func (r *pgRelay) Turns(ctx context.Context, turnIDs []string) ([]TurnInfo, error) {
+	ids := make([]string, len(turnIDs))
+	for i, id := range turnIDs {
+		ids[i] = pgText(id)
+	}
+	rows, err := r.p.pool.Query(ctx, "SELECT "+turnColumns+" FROM turns t WHERE t.id = ANY($1)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading turns: %w", r.p.connError(err))
+	}
+	defer rows.Close()
+	var out []TurnInfo
+	for rows.Next() {
+		ti, err := r.scanTurn(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *ti)
+	}
+	return out, rows.Err()
 }
 
 func (r *pgRelay) LastTurn(ctx context.Context, sessionID string) (*TurnInfo, error) {

@@ -31,6 +31,8 @@ type Relay interface {
 
 	// Turn returns a turn by id (nil if the log has none).
 	Turn(ctx context.Context, turnID string) (*TurnInfo, error)
+	// Turns returns the turns of the given ids that the log has.
+	Turns(ctx context.Context, turnIDs []string) ([]TurnInfo, error)
 	// LastTurn returns a session's most recent turn (nil if none).
 	LastTurn(ctx context.Context, sessionID string) (*TurnInfo, error)
 	// TurnEvents returns a turn's events after seq after, in order.
