@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-agent/hearth/internal/buildinfo"
 	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/server"
+	"github.com/hearth-agent/hearth/session"
 )
 
 // serveFlags are the options of hearth serve.
@@ -146,6 +147,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	fmt.Fprintf(w, "  tools     %s (approval mode %s)\n", strings.Join(bot.Tools(), ", "), mode)
 	fmt.Fprintf(w, "  token     %s\n", where)
+	fmt.Fprintf(w, "  sessions  %s\n", session.Describe(bot.Store()))
 	fmt.Fprintf(w, "Open the web UI:\n  %s/?token=%s\n", browse, url.QueryEscape(token))
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
 
