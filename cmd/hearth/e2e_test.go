@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-agent/hearth/internal/pgtest"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -486,9 +487,10 @@ func TestE2ENoStoreOnAFreshMachine(t *testing.T) {
 	}
 }
 
-// TestMain removes the binary the end-to-end tests built, if they did.
+// TestMain removes the binary the end-to-end tests built, if they did,
+// and stops the PostgreSQL server of the tests that use one (pgtest).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}

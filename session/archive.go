@@ -1,0 +1,103 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ErrExists is returned (wrapped) by Import for a session whose id the
+// store already has: a migration run again skips what it copied before.
+var ErrExists = errors.New("a session with this id exists")
+
+// Archive is a whole session as stored: the session, every message (with
+// its seq, flags, tokens and time, the compacted ones and the summaries
+// included), the token usage of its model calls and the record of its tool
+// runs, oldest first; and, in Children, the same for the sessions of the
+// sub-agents it started (whose own sub-agents are in theirs).
+//
+// The counts of Session (MessageCount, InputTokens, OutputTokens) are what
+// the store said when it was exported; Import does not read them.
+type Archive struct {
+	Session  Session
+	Messages []Message
+	Usage    []Usage
+	ToolRuns []ToolRun
+	// Children are the sessions of the sub-agents this session started,
+	// oldest first; each one's Session.ParentID is this Session.ID.
+	Children []Archive
+}
+
+// Archiver moves whole sessions between stores, exactly: what Import
+// writes reads back as what Export read, ids, seqs and times included.
+type Archiver interface {
+	// Export reads a session and its sub-agents' sessions, all of it as
+	// of one moment, or returns ErrNotFound.
+	Export(ctx context.Context, id string) (*Archive, error)
+	// Import writes a session and everything in it, its children after
+	// it, in one transaction: it is all there, or none of it is. It keeps
+	// the ids, seqs, flags, tokens, tool calls' JSON, images, times,
+	// usage and tool runs as they are. A session (or child) whose id the
+	// store has fails with an error wrapping ErrExists.
+	Import(ctx context.Context, a *Archive) error
+	// SessionIDs lists the top-level sessions (those without a parent),
+	// oldest first.
+	SessionIDs(ctx context.Context) ([]string, error)
+}
+
+// Count returns how many sessions (a's and its children's, at any depth)
+// and how many messages in all the archive holds.
+func (a *Archive) Count() (sessions, messages int) {
+	sessions, messages = 1, len(a.Messages)
+	for i := range a.Children {
+		s, m := a.Children[i].Count()
+		sessions += s
+		messages += m
+	}
+	return sessions, messages
+}
+
+// maxDepth bounds how deep sub-agents' sessions nest in an archive, so that
+// a damaged store (a loop of parents) cannot make Export recurse forever.
+const maxDepth = 64
+
+// checkImport says what in an archive's session cannot be written under
+// parent ("" for the archive itself) before anything is.
+func checkImport(a *Archive, parent string) error {
+	se := &a.Session
+	if se.ID == "" {
+		return errors.New("import: a session without an id")
+	}
+	if parent != "" && se.ParentID != parent {
+		return fmt.Errorf("import session %s: its parent is %q, not the session %s it is archived in", se.ID, se.ParentID, parent)
+	}
+	for _, u := range a.Usage {
+		if u.SessionID != "" && u.SessionID != se.ID {
+			return fmt.Errorf("import session %s: a usage record of session %s", se.ID, u.SessionID)
+		}
+	}
+	for _, r := range a.ToolRuns {
+		if r.SessionID != "" && r.SessionID != se.ID {
+			return fmt.Errorf("import session %s: a tool run of session %s", se.ID, r.SessionID)
+		}
+	}
+	return nil
+}
+
+// storedCalls and storedImages encode a message's tool calls and images
+// as both stores keep them ("" for none).
+func storedCalls(m *Message) string {
+	if len(m.ToolCalls) == 0 {
+		return ""
+	}
+	return marshalCalls(m.ToolCalls)
+}
+
+func storedImages(m *Message) string {
+	if len(m.Images) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m.Images)
+	return string(b)
+}

@@ -1,0 +1,243 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/hearth-agent/hearth/llm"
+)
+
+var _ Archiver = (*SQLite)(nil)
+
+// SessionIDs lists the top-level sessions, oldest first.
+func (s *SQLite) SessionIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM sessions WHERE parent_id IS NULL ORDER BY created_at, id")
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", s.fileError(err))
+	}
+	return collectIDs(rows)
+}
+
+// collectIDs reads rows of one text column, and closes them.
+func collectIDs(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// Export reads a session and its sub-agents' sessions in one read
+// transaction: a snapshot, whatever other processes write meanwhile.
+func (s *SQLite) Export(ctx context.Context, id string) (*Archive, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a deferred BEGIN: it takes no write lock
+	if err != nil {
+		return nil, errSession("export", id, s.fileError(err))
+	}
+	defer tx.Rollback()
+	return s.export(ctx, tx, id, 0)
+}
+
+func (s *SQLite) export(ctx context.Context, tx *sql.Tx, id string, depth int) (*Archive, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("export session %s: sub-agents' sessions nest more than %d deep", id, maxDepth)
+	}
+	se, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errSession("export", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, errSession("export", id, s.fileError(err))
+	}
+	a := &Archive{Session: *se}
+	if a.Messages, err = s.exportMessages(ctx, tx, id); err != nil {
+		return nil, errSession("export", id, err)
+	}
+	if a.Usage, err = s.exportUsage(ctx, tx, id); err != nil {
+		return nil, errSession("export", id, err)
+	}
+	if a.ToolRuns, err = s.exportToolRuns(ctx, tx, id); err != nil {
+		return nil, errSession("export", id, err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at, id", id)
+	if err != nil {
+		return nil, errSession("export", id, s.fileError(err))
+	}
+	children, err := collectIDs(rows)
+	if err != nil {
+		return nil, errSession("export", id, err)
+	}
+	for _, c := range children {
+		ca, err := s.export(ctx, tx, c, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a.Children = append(a.Children, *ca)
+	}
+	return a, nil
+}
+
+func (s *SQLite) exportMessages(ctx context.Context, tx *sql.Tx, id string) ([]Message, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
+		FROM messages WHERE session_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, s.fileError(err)
+	}
+	defer rows.Close()
+	var out []Message
+	var parser fastjson.Parser
+	for rows.Next() {
+		var m Message
+		var role, calls, images string
+		var created, partial, compacted, summary, failure int64
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens,
+			&partial, &compacted, &summary, &failure, &m.Before, &created); err != nil {
+			return nil, err
+		}
+		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
+		m.Partial, m.Compacted, m.Summary, m.Failure = partial != 0, compacted != 0, summary != 0, failure != 0
+		if calls != "" {
+			if m.ToolCalls, err = decodeCalls(&parser, calls); err != nil {
+				return nil, fmt.Errorf("message %d: tool calls: %w", m.Seq, err)
+			}
+		}
+		if images != "" {
+			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
+				return nil, fmt.Errorf("message %d: images: %w", m.Seq, err)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usage, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT model, input_tokens, output_tokens, at FROM usage WHERE session_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, s.fileError(err)
+	}
+	defer rows.Close()
+	var out []Usage
+	for rows.Next() {
+		u := Usage{SessionID: id}
+		var at int64
+		if err := rows.Scan(&u.Model, &u.InputTokens, &u.OutputTokens, &at); err != nil {
+			return nil, err
+		}
+		u.At = fromMillis(at)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+func (s *SQLite) exportToolRuns(ctx context.Context, tx *sql.Tx, id string) ([]ToolRun, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, s.fileError(err)
+	}
+	defer rows.Close()
+	var out []ToolRun
+	for rows.Next() {
+		r := ToolRun{SessionID: id}
+		var args string
+		var ms, at int64
+		if err := rows.Scan(&r.CallID, &r.Name, &args, &r.OK, &r.Output, &r.Error, &ms, &at); err != nil {
+			return nil, err
+		}
+		r.Args, r.Duration, r.At = json.RawMessage(args), time.Duration(ms)*time.Millisecond, fromMillis(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Import writes a session, its messages, usage and tool runs, then its
+// children, in one transaction.
+func (s *SQLite) Import(ctx context.Context, a *Archive) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return errSession("import", a.Session.ID, s.fileError(err))
+	}
+	defer tx.Rollback()
+	if err := s.importSession(ctx, tx, a, ""); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return errSession("import", a.Session.ID, s.fileError(err))
+	}
+	return nil
+}
+
+func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, parent string) error {
+	if err := checkImport(a, parent); err != nil {
+		return err
+	}
+	se := &a.Session
+	var one int
+	switch err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", se.ID).Scan(&one); {
+	case err == nil:
+		return fmt.Errorf("import session %s: %w", se.ID, ErrExists)
+	case !errors.Is(err, sql.ErrNoRows):
+		return errSession("import", se.ID, s.fileError(err))
+	}
+	var parentID any
+	if se.ParentID != "" {
+		parentID = se.ParentID
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parentID, se.ParentCall,
+		se.CreatedAt.UnixMilli(), se.UpdatedAt.UnixMilli())
+	if err != nil {
+		if isConstraint(err) {
+			return fmt.Errorf("import session %s: its parent session %s is not in the store", se.ID, se.ParentID)
+		}
+		return errSession("import", se.ID, s.fileError(err))
+	}
+	if len(a.Messages) > 0 {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
+			tokens, partial, compacted, summary, failure, before_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return errSession("import", se.ID, s.fileError(err))
+		}
+		defer stmt.Close()
+		for i := range a.Messages {
+			m := &a.Messages[i]
+			_, err := stmt.ExecContext(ctx, se.ID, m.Seq, string(m.Role), m.Content, m.Thinking, storedCalls(m), m.ToolCallID, m.ToolName, storedImages(m),
+				m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Before, m.CreatedAt.UnixMilli())
+			if err != nil {
+				if isConstraint(err) {
+					return fmt.Errorf("import session %s: message seq %d appears twice", se.ID, m.Seq)
+				}
+				return errSession("import", se.ID, s.fileError(err))
+			}
+		}
+	}
+	for _, u := range a.Usage {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?)",
+			se.ID, u.Model, u.InputTokens, u.OutputTokens, u.At.UnixMilli()); err != nil {
+			return errSession("import", se.ID, s.fileError(err))
+		}
+	}
+	for _, r := range a.ToolRuns {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO tool_runs (session_id, call_id, name, args, ok, output, error, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			se.ID, r.CallID, r.Name, string(r.Args), r.OK, r.Output, r.Error, r.Duration.Milliseconds(), r.At.UnixMilli()); err != nil {
+			return errSession("import", se.ID, s.fileError(err))
+		}
+	}
+	for i := range a.Children {
+		if err := s.importSession(ctx, tx, &a.Children[i], se.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
