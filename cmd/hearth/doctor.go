@@ -13,11 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/doctor"
+	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool/shell"
 )
 
@@ -56,7 +59,7 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 			if err != nil {
 				return err
 			}
-			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck()}, Prompt: a.doctorPrompt}
+			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck(), a.storeCheck(ctx)}, Prompt: a.doctorPrompt}
 			r := a.diagnose(ctx, p, cfg.BaseURL, opts, asJSON)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -267,6 +270,44 @@ func plural(n int, word string) string {
 
 // sandboxCheck runs one confined command and says which protections hold
 // on this machine.
+// storeCheck says where sessions are kept, and for a PostgreSQL store
+// whether it can be reached and used (opening it brings its schema up to
+// date, as the first server would).
+func (a *app) storeCheck(ctx context.Context) doctor.Check {
+	c := doctor.Check{Name: "sessions"}
+	paths, err := config.DefaultPaths(a.getenv)
+	if err != nil {
+		c.Status, c.Detail = doctor.Fail, err.Error()
+		return c
+	}
+	cfg, err := config.Load(paths, "")
+	if err != nil {
+		c.Status, c.Detail, c.Fix = doctor.Fail, err.Error(), "fix the config file"
+		return c
+	}
+	getenv := envscrub.Wrap(a.getenv)
+	loc, pg, err := loader.StoreLocation(cfg, paths, getenv)
+	if err != nil {
+		c.Status, c.Detail, c.Fix = doctor.Fail, err.Error(), "set HEARTH_DATABASE_URL or [store] url to a postgres:// URL, or unset it for the SQLite file"
+		return c
+	}
+	if !pg {
+		c.Status, c.Detail = doctor.OK, "kept in SQLite "+loc
+		return c
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	st, err := loader.OpenStore(ctx, cfg, paths, getenv, nil)
+	if err != nil {
+		c.Status, c.Detail = doctor.Fail, err.Error()
+		c.Fix = "check HEARTH_DATABASE_URL (or [store] url): the server's address, the database's name, the user and password (PGPASSWORD or ~/.pgpass)"
+		return c
+	}
+	defer st.Close()
+	c.Status, c.Detail = doctor.OK, "kept in "+session.Describe(st)+": reachable, schema up to date"
+	return c
+}
+
 func sandboxCheck() doctor.Check {
 	st := (&sandbox.Confinement{Writable: []string{os.TempDir()}}).Status()
 	if !st.Active {
