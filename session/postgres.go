@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -164,13 +166,51 @@ func IsPostgresURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
-// RedactURL returns a database URL without its password, for messages.
+// RedactURL returns a database URL without its password, for messages:
+// neither the one after the user name nor a password or sslpassword
+// parameter; in a libpq key=value string, the value of password and
+// sslpassword.
 func RedactURL(s string) string {
+	if !IsPostgresURL(s) {
+		return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return "the database URL"
 	}
+	q := u.Query()
+	redacted := false
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			redacted = true
+		}
+	}
+	if redacted {
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// kvPassword finds the passwords of a key=value connection string: the
+// key, then the value, quoted (to the end of the string when the quote is
+// not closed) or not.
+var kvPassword = regexp.MustCompile(`((?:^|\s)(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)|\S*)`)
+
+// parseError says what is wrong with a connection string that cannot be
+// read, without repeating the string (it may hold a password: pgconn's
+// message quotes it, redacted only as well as it can tell where the
+// password is).
+func parseError(err error) string {
+	s := err.Error()
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		if i := strings.LastIndex(s, "`: "); i >= 0 {
+			return s[i+len("`: "):]
+		}
+		return "it cannot be read"
+	}
+	return s
 }
 
 // OpenPostgres connects to the PostgreSQL database at dsn (a postgres://
@@ -181,7 +221,7 @@ func RedactURL(s string) string {
 func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("session store: %s is not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE): %w", RedactURL(dsn), errors.Unwrap(err))
+		return nil, fmt.Errorf("session store: %s is not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE): %s", RedactURL(dsn), parseError(err))
 	}
 	host, _ := os.Hostname()
 	instance := fmt.Sprintf("hearth on %s (pid %d)", host, os.Getpid())
@@ -258,6 +298,17 @@ func (p *Postgres) connError(err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("session store: the %s did not answer in time: %w", p.name, err)
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		// pgx lists each address and attempt on a line of its own: say
+		// the cause once.
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			return fmt.Errorf("session store: cannot connect to the %s: %v: is PostgreSQL running there?", p.name, oe.Err)
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		return fmt.Errorf("session store: cannot connect to the %s: %s", p.name, strings.TrimSuffix(strings.TrimSpace(first), ":"))
 	}
 	return fmt.Errorf("session store: the %s: %w", p.name, err)
 }
@@ -362,8 +413,9 @@ func (p *Postgres) migrate(ctx context.Context) error {
 }
 
 // pgText makes a string storable as PostgreSQL text, which holds neither
-// NUL nor invalid UTF-8 (SQLite keeps both): each becomes U+FFFD, so a
-// command's binary output is stored, marked, rather than failing the turn.
+// NUL nor invalid UTF-8 (SQLite keeps both): each NUL, and each run of
+// invalid bytes (strings.ToValidUTF8), becomes one U+FFFD, so a command's
+// binary output is stored, marked, rather than failing the turn.
 func pgText(s string) string {
 	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
 		return s
@@ -494,6 +546,34 @@ func (p *Postgres) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// lockSession locks a session's row for the rest of tx and returns its
+// last seq, or ErrNotFound. The seq is read by a statement of its own,
+// after the lock: a statement's snapshot is taken when it starts, so a
+// subquery of the statement that waited for the lock (an UPDATE …
+// RETURNING (SELECT max(seq) …)) would miss the messages of the
+// transaction it waited for, and reuse their seqs.
+// (The two statements go in one round trip; the second starts when the
+// first has the lock.)
+func lockSession(ctx context.Context, tx pgx.Tx, id string) (int, error) {
+	var b pgx.Batch
+	b.Queue("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", id)
+	b.Queue("SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = $1", id)
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	var one, seq int
+	err := br.QueryRow().Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := br.QueryRow().Scan(&seq); err != nil {
+		return 0, err
+	}
+	return seq, br.Close()
+}
+
 // Append adds messages in one transaction. The session's row is locked
 // first, so that appends from several processes get consecutive seqs.
 func (p *Postgres) Append(ctx context.Context, id string, msgs ...Message) ([]Message, error) {
@@ -502,18 +582,17 @@ func (p *Postgres) Append(ctx context.Context, id string, msgs ...Message) ([]Me
 		return nil, errSession("append to", id, p.connError(err))
 	}
 	defer tx.Rollback(context.Background())
-	t := pgNow()
-	var seq int
-	err = tx.QueryRow(ctx, `UPDATE sessions SET updated_at = $2 WHERE id = $1
-		RETURNING (SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = $1)`, pgText(id), t).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
+	seq, err := lockSession(ctx, tx, pgText(id))
+	if errors.Is(err, ErrNotFound) {
 		return nil, errSession("append to", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, errSession("append to", id, p.connError(err))
 	}
-	out := make([]Message, len(msgs))
+	t := pgNow()
 	var b pgx.Batch
+	b.Queue("UPDATE sessions SET updated_at = $2 WHERE id = $1", pgText(id), t)
+	out := make([]Message, len(msgs))
 	for i, m := range msgs {
 		seq++
 		m.Seq = seq
@@ -606,16 +685,14 @@ func (p *Postgres) Compact(ctx context.Context, id string, seqs []int, before in
 		return Message{}, errSession("compact", id, p.connError(err))
 	}
 	defer tx.Rollback(context.Background())
-	t := pgNow()
-	var seq int
-	err = tx.QueryRow(ctx, `UPDATE sessions SET updated_at = updated_at WHERE id = $1
-		RETURNING (SELECT COALESCE(max(seq), 0) FROM messages WHERE session_id = $1)`, pgText(id)).Scan(&seq)
-	if errors.Is(err, pgx.ErrNoRows) {
+	seq, err := lockSession(ctx, tx, pgText(id))
+	if errors.Is(err, ErrNotFound) {
 		return Message{}, errSession("compact", id, ErrNotFound)
 	}
 	if err != nil {
 		return Message{}, errSession("compact", id, p.connError(err))
 	}
+	t := pgNow()
 	s32 := make([]int32, len(seqs))
 	for i, q := range seqs {
 		s32[i] = int32(q)
