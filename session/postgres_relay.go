@@ -309,7 +309,7 @@ func (r *pgRelay) eventNotes(turn string, recs []relayRecord) []string {
 func (r *pgRelay) parseNote(payload string) (Note, bool) {
 	head, body, _ := strings.Cut(payload, "\n")
 	f := strings.SplitN(head, " ", 4)
-	if len(f) < 3 || f[1] == r.from {
+	if len(f) < 3 || len(f[0]) != 1 || f[1] == r.from {
 		return Note{}, false
 	}
 	n := Note{Kind: NoteKind(f[0][0])}

@@ -101,11 +101,16 @@ var shared struct {
 // the server that the test binary shares (started by the first call), and
 // dropped when t ends (WITH (FORCE): connections still open to it are
 // closed). Each call creates another database. It skips t when PostgreSQL
-// is not installed, and fails it instead when HEARTH_PG_REQUIRED=1; it
-// fails t when the server does not start or the database cannot be
-// created.
+// is not installed (and under go test -short), and fails it instead when
+// HEARTH_PG_REQUIRED=1; it fails t when the server does not start or the
+// database cannot be created.
 func URL(t testing.TB) string {
 	t.Helper()
+	if testing.Short() && os.Getenv(envRequired) != "1" {
+		// The quick check (go test -short) starts no server; the race
+		// stage runs these tests, and requires them.
+		t.Skip("-short: the PostgreSQL tests run without -short (scripts/test.sh race)")
+	}
 	s := &shared
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -190,7 +190,7 @@ func TestManyTestsInParallel(t *testing.T) {
 			})
 		}
 	})
-	if len(seen) != 12 && !t.Failed() {
+	if len(seen) != 12 && !t.Failed() && !t.Skipped() && !testing.Short() {
 		t.Errorf("%d databases for 12 tests", len(seen))
 	}
 }
