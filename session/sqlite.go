@@ -388,8 +388,12 @@ func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Mess
 		}
 		out[i] = m
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", t, id); err != nil {
+	res, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", t, id)
+	if err != nil {
 		return nil, errSession("append to", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, errSession("append to", id, ErrNotFound)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, errSession("append to", id, s.fileError(err))
@@ -481,6 +485,13 @@ func (s *SQLite) Compact(ctx context.Context, id string, seqs []int, before int,
 		return Message{}, errSession("compact", id, s.fileError(err))
 	}
 	defer tx.Rollback()
+	var exists int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&exists); err != nil {
+		return Message{}, errSession("compact", id, s.fileError(err))
+	}
+	if exists == 0 {
+		return Message{}, errSession("compact", id, ErrNotFound)
+	}
 	for _, q := range seqs {
 		if _, err := tx.ExecContext(ctx, "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq = ?", id, q); err != nil {
 			return Message{}, errSession("compact", id, err)
