@@ -145,6 +145,8 @@ func benchEnv(name string, def int) int {
 // load balancer would after a reconnect. p99-relayed-ms/event is the added
 // latency of those followers: the owner writes each event to the store and
 // publishes it, the follower's server hears it and streams it.
+// HEARTH_BENCH_FOLLOW=0 leaves the followers out (the turns are still
+// written to the store and published, but nobody follows them).
 func BenchmarkConcurrentSessions(b *testing.B) {
 	cfg := helperConfig{
 		N:         benchEnv("HEARTH_BENCH_SESSIONS", 500),
@@ -155,7 +157,8 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		Instances: 1,
 	}
 	if os.Getenv("HEARTH_BENCH_STORE") == "postgres" {
-		cfg.Postgres, cfg.Instances, cfg.Follow = true, benchEnv("HEARTH_BENCH_INSTANCES", 3), true
+		cfg.Postgres, cfg.Instances = true, benchEnv("HEARTH_BENCH_INSTANCES", 3)
+		cfg.Follow = os.Getenv("HEARTH_BENCH_FOLLOW") != "0"
 	}
 	for range b.N {
 		r := runConcurrent(b, cfg)
