@@ -42,10 +42,11 @@ func (s *Server) remember(ids ...string) {
 }
 
 // exists reports whether the session exists, asking the store only about
-// sessions not seen yet.
+// sessions not seen yet (on a shared store, always).
 func (s *Server) exists(ctx context.Context, id string) error {
 	s.mu.Lock()
-	known := s.known[id]
+	// On a shared store another server may have deleted it: ask.
+	known := s.known[id] && s.relay == nil
 	s.mu.Unlock()
 	if known {
 		return nil

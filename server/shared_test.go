@@ -201,3 +201,19 @@ func TestSharedStoreApprovalsFromAnotherInstance(t *testing.T) {
 		t.Errorf("unknown call: %d %s", code, errCode)
 	}
 }
+
+// TestSharedStoreDeleteSeenEverywhere: a session deleted through one
+// server is gone for the others, which knew it: a turn there is 404, not
+// a new empty session under the old id.
+func TestSharedStoreDeleteSeenEverywhere(t *testing.T) {
+	fx := sharedFixtures(t, 2)
+	a, b := fx[0], fx[1]
+	id := a.newSession()
+	a.call("GET", "/v1/sessions/"+id, nil, http.StatusOK, nil) // a knows it now
+	b.call("DELETE", "/v1/sessions/"+id, nil, http.StatusNoContent, nil)
+	code, errCode, _ := a.errorCode(a.request("POST", "/v1/sessions/"+id+"/turns", map[string]any{"message": "hi"}))
+	if code != http.StatusNotFound || errCode != "not_found" {
+		t.Errorf("turn in a session deleted elsewhere: %d %s", code, errCode)
+	}
+	a.call("GET", "/v1/sessions/"+id, nil, http.StatusNotFound, nil)
+}
