@@ -26,6 +26,11 @@ var homeSecrets = []string{
 	".cargo/credentials",
 	".cargo/credentials.toml",
 	".local/share/keyrings",
+	// PostgreSQL's password file, service file and client keys (a shared
+	// session store's login).
+	".pgpass",
+	".pg_service.conf",
+	".postgresql",
 }
 
 // SecretLocations returns the absolute, cleaned paths that commands and the

@@ -74,15 +74,30 @@ func (s *Server) follow() {
 		case <-check.C:
 			s.checkMirrors()
 		case <-purge.C:
-			ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-			if err := s.relay.Purge(ctx, time.Now().Add(-s.o.KeepEvents)); err != nil {
-				s.log.Warn("relay", "error", err)
+			// Off this loop: the notes must not wait for a large DELETE.
+			if s.purging.CompareAndSwap(false, true) {
+				s.background(func() {
+					defer s.purging.Store(false)
+					ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+					defer cancel()
+					if err := s.relay.Purge(ctx, time.Now().Add(-s.o.KeepEvents)); err != nil {
+						s.log.Warn("relay", "error", err)
+					}
+				})
 			}
-			cancel()
 		case <-s.ctx.Done():
 			return
 		}
 	}
+}
+
+// background runs f in a goroutine that Close waits for.
+func (s *Server) background(f func()) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f()
+	}()
 }
 
 func (s *Server) mirrorOf(turnID string) *turn {
@@ -116,16 +131,16 @@ func (s *Server) note(n session.Note) {
 		}
 		t.mu.Unlock()
 		if gap {
-			go s.refill(t, false)
+			s.refillLater(t, false)
 		}
 	case session.NoteEnd:
 		if t := s.mirrorOf(n.Turn); t != nil {
-			go s.refill(t, true)
+			s.refillLater(t, true)
 		}
 	case session.NoteResync:
 		s.mu.Lock()
 		for _, t := range s.remote {
-			go s.refill(t, false)
+			s.refillLater(t, false)
 		}
 		s.mu.Unlock()
 	case session.NoteMessage:
@@ -145,8 +160,31 @@ func (s *Server) note(n session.Note) {
 			}
 			return
 		}
-		go s.serveRequest(m)
+		s.background(func() { s.serveRequest(m) })
 	}
+}
+
+// refillLater refills a mirror in the background: at most one refill
+// waits per mirror (a gap seen by many notes costs one read), and one that
+// knows the turn ended is never lost.
+func (s *Server) refillLater(t *turn, ended bool) {
+	t.mu.Lock()
+	if ended {
+		t.endPending = true
+	}
+	pending := t.refillPending
+	t.refillPending = true
+	t.mu.Unlock()
+	if pending {
+		return
+	}
+	s.background(func() {
+		t.mu.Lock()
+		t.refillPending = false
+		ended := t.endPending
+		t.mu.Unlock()
+		s.refill(t, ended)
+	})
 }
 
 // refill reads a mirror's events it lacks from the store; ended says the
@@ -215,7 +253,7 @@ func (s *Server) checkMirrors() {
 		s.checking.Store(false)
 		return
 	}
-	go func() {
+	s.background(func() {
 		defer s.checking.Store(false)
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		defer cancel()
@@ -231,7 +269,7 @@ func (s *Server) checkMirrors() {
 		for _, t := range quiet {
 			s.settle(ctx, t, byID[t.id])
 		}
-	}()
+	})
 }
 
 // checkMirror checks one mirror's turn.
@@ -306,12 +344,9 @@ func (s *Server) mirror(ctx context.Context, info *session.TurnInfo) (*turn, err
 		}
 	}
 	t.mu.Unlock()
-	switch {
-	case info.Ended:
-		s.refill(t, true)
-	case !info.Alive:
-		s.checkMirror(ctx, t)
-	}
+	// Its end may have been announced before the mirror was listed to
+	// hear it: ask once more.
+	s.checkMirror(ctx, t)
 	return t, nil
 }
 
@@ -408,6 +443,10 @@ func (s *Server) serveRequest(m relayMsg) {
 	reply := relayMsg{Op: "reply", ReplyTo: m.ReplyTo, Turn: t.id}
 	switch m.Op {
 	case "cancel":
+		if !t.running() {
+			reply.Status = http.StatusConflict
+			break
+		}
 		t.cancel()
 		reply.Status = http.StatusAccepted
 	case "approve":

@@ -117,7 +117,9 @@ type Server struct {
 	remote    map[string]*turn
 	replies   map[string]chan relayMsg
 	relayDone chan struct{}
-	checking  atomic.Bool // a check of the mirrors runs
+	checking  atomic.Bool    // a check of the mirrors runs
+	purging   atomic.Bool    // a purge of old turns runs
+	bg        sync.WaitGroup // the relay's background work (relay.go)
 }
 
 // New returns a Server of the agent a (hearth.New), which it does not
@@ -208,6 +210,7 @@ func (s *Server) Close() error {
 	if s.relayDone != nil {
 		<-s.relayDone
 	}
+	s.bg.Wait()
 	return nil
 }
 

@@ -247,6 +247,10 @@ func (s *Server) titleSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if s.relay != nil {
+		if t := s.runningTurn(id); t != "" {
+			writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf("session %s is running turn %s: cancel it first (POST /v1/sessions/%s/cancel)", id, t, id))
+			return
+		}
 		// Another process may run a turn in it.
 		info, err := s.remoteTurn(r.Context(), id)
 		if err != nil {
@@ -257,6 +261,18 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusConflict, "session_busy", fmt.Sprintf("session %s is running turn %s on %s: cancel it first (POST /v1/sessions/%s/cancel)", id, info.ID, info.Instance, id))
 			return
 		}
+		// A turn starting on another server holds the session's lock
+		// before its turn is recorded: the lock decides.
+		unlock, err := s.store.Lock(r.Context(), id)
+		if errors.Is(err, session.ErrBusy) {
+			writeError(w, http.StatusConflict, "session_busy", err.Error()+": cancel its turn first (POST /v1/sessions/"+id+"/cancel)")
+			return
+		}
+		if err != nil {
+			s.storeError(w, id, err)
+			return
+		}
+		defer unlock()
 	}
 	// Holding s.mu keeps a turn from starting while the session goes.
 	s.mu.Lock()

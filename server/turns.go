@@ -32,6 +32,15 @@ const (
 	finishWait = 30 * time.Second
 	// cancelWait is how long POST …/cancel waits for the turn to end.
 	cancelWait = 10 * time.Second
+	// startFlushWait bounds the wait for a new turn to be recorded in a
+	// shared store before its stream is answered.
+	startFlushWait = 2 * time.Second
+	// catchUpWait bounds the wait of a client that reconnects through
+	// another server for events that server has not heard of yet.
+	catchUpWait = 5 * time.Second
+	// maxRelayedMessage bounds a denial's message sent to another server
+	// (a notification carries at most 8000 bytes).
+	maxRelayedMessage = 6000
 )
 
 // turn is one turn of a session, running or recently finished, with the
@@ -68,6 +77,9 @@ type turn struct {
 	remote   bool
 	refillMu sync.Mutex
 	heard    time.Time // when the mirror last heard of its turn
+	// refillPending and endPending: a refill is queued (refillLater),
+	// and it is to mark the turn ended.
+	refillPending, endPending bool
 }
 
 func (s *Server) newTurn(sessionID string) *turn {
@@ -345,11 +357,14 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.relay != nil {
-		// The turn is in the shared store before its client hears of it:
-		// the client may go to another instance next.
-		if err := s.relay.Flush(r.Context()); err != nil {
+		// The turn is in the shared store before its client hears of it
+		// (the client may go to another instance next), unless the store
+		// is slow: the turn runs anyway.
+		ctx, cancel := context.WithTimeout(r.Context(), startFlushWait)
+		if err := s.relay.Flush(ctx); err != nil {
 			s.log.Warn("relay: recording a turn's start", "turn", t.id, "error", err)
 		}
+		cancel()
 	}
 	s.stream(w, r, t, 0)
 }
@@ -589,9 +604,19 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no_turn", fmt.Sprintf("no turn is running in session %s, nor ended recently: start one with POST /v1/sessions/%s/turns, or read the history with GET /v1/sessions/%s", id, id, id))
 		return
 	}
+	if t.remote && after > 0 {
+		// The client saw events of the owner that this mirror has not
+		// heard of yet: wait for them, briefly.
+		t.waitFor(r.Context(), after, catchUpWait)
+	}
 	t.mu.Lock()
-	first, next := t.first, t.next
+	first, next, done, doneSeq := t.first, t.next, t.done, t.doneSeq
 	t.mu.Unlock()
+	if t.remote && after > next-1 && done && doneSeq > 0 {
+		// The owner died with events that never reached the store (the
+		// client saw them): the end is what is left to send.
+		after = doneSeq - 1
+	}
 	switch {
 	case after > next-1:
 		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("Last-Event-ID %q is past the last event of turn %s (%d)", last, t.id, next-1))
@@ -603,6 +628,27 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 		after = first - 1
 	}
 	s.stream(w, r, t, after)
+}
+
+// waitFor waits up to d for the turn to have event seq, or to return.
+func (t *turn) waitFor(ctx context.Context, seq int, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		ok, wake := t.next > seq || t.done, t.wake
+		t.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // findTurn returns the turn of session id to stream: turn tid when it is
@@ -655,13 +701,16 @@ func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if info != nil && !info.Ended {
-			if _, err := s.request(r.Context(), relayMsg{Op: "cancel", Turn: info.ID}); err != nil {
+			reply, err := s.request(r.Context(), relayMsg{Op: "cancel", Turn: info.ID})
+			if err != nil {
 				writeError(w, http.StatusBadGateway, "relay_failed", fmt.Sprintf("turn %s runs on %s, which could not be asked to cancel it: %v", info.ID, info.Instance, err))
 				return
 			}
-			if t, err = s.mirror(r.Context(), info); err != nil {
-				s.storeError(w, id, err)
-				return
+			if reply.Status == http.StatusAccepted {
+				if t, err = s.mirror(r.Context(), info); err != nil {
+					s.storeError(w, id, err)
+					return
+				}
 			}
 		}
 	}
@@ -720,10 +769,21 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 			s.storeError(w, body.SessionID, err)
 			return
 		}
-		turns = slices.DeleteFunc(turns, func(ti session.TurnInfo) bool { return ti.Mine })
+		turns = slices.DeleteFunc(turns, func(ti session.TurnInfo) bool {
+			if !ti.Alive {
+				// Its process is gone: end it, for every follower, rather
+				// than wait for an answer that cannot come.
+				s.abandonRemote(r.Context(), &ti)
+			}
+			return ti.Mine || !ti.Alive
+		})
 		switch len(turns) {
 		case 0:
 		case 1:
+			if len(body.Message) > maxRelayedMessage {
+				writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("the message is %d bytes; an approval answered through another server (turn %s runs on %s) carries at most %d", len(body.Message), turns[0].ID, turns[0].Instance, maxRelayedMessage))
+				return
+			}
 			reply, err := s.request(r.Context(), relayMsg{Op: "approve", Turn: turns[0].ID, Call: id, Decision: body.Decision, Message: body.Message})
 			if err == nil && (reply.Status < 200 || reply.Status > 599 || len(reply.Body) == 0) {
 				err = fmt.Errorf("it answered status %d", reply.Status)

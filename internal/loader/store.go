@@ -31,6 +31,13 @@ func StoreLocation(cfg *config.Config, paths config.Paths, getenv func(string) s
 		scheme, _, _ := strings.Cut(u, "://")
 		shown := "a " + scheme + ":// URL"
 		if pu, err := url.Parse(u); err == nil {
+			q := pu.Query()
+			for k := range q {
+				if strings.Contains(strings.ToLower(k), "password") {
+					q.Set(k, "xxxxx")
+				}
+			}
+			pu.RawQuery = q.Encode()
 			shown = pu.Redacted()
 		}
 		return "", false, ConfigError{fmt.Errorf("the session store %s is not one Hearth knows: set HEARTH_DATABASE_URL or [store] url to a postgres:// URL, or to a SQLite file's path", shown)}
@@ -56,12 +63,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, paths config.Paths, gete
 		return session.Open(ctx, loc)
 	}
 	if pw := getenv("PGPASSWORD"); pw != "" {
-		if u, err := url.Parse(loc); err == nil && u.User != nil {
-			if _, set := u.User.Password(); !set {
-				u.User = url.UserPassword(u.User.Username(), pw)
-				loc = u.String()
-			}
-		}
+		loc = withPassword(loc, pw)
 	}
 	st, err := session.OpenPostgres(ctx, loc)
 	if err != nil {
@@ -69,4 +71,29 @@ func OpenStore(ctx context.Context, cfg *config.Config, paths config.Paths, gete
 	}
 	st.Log = log
 	return st, nil
+}
+
+// withPassword gives a PostgreSQL URL without a password the one given
+// (PGPASSWORD's, which pgx would have read had Hearth not taken it out of
+// its environment): in the user part when there is one, else as the
+// password parameter libpq's URLs accept.
+func withPassword(loc, pw string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return loc
+	}
+	q := u.Query()
+	if q.Has("password") {
+		return loc
+	}
+	if u.User != nil {
+		if _, set := u.User.Password(); set {
+			return loc
+		}
+		u.User = url.UserPassword(u.User.Username(), pw)
+		return u.String()
+	}
+	q.Set("password", pw)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

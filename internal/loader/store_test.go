@@ -28,6 +28,7 @@ func TestStoreLocation(t *testing.T) {
 		{"an absolute SQLite path", "/srv/hearth.db", "", "/srv/hearth.db", false, ""},
 		{"a relative path", "", "h.db", "", false, "relative path"},
 		{"another database", "mysql://root:hunter2@db/h", "", "", false, "not one Hearth knows"},
+		{"a password in the query", "mysql://db/h?password=hunter2", "", "", false, "not one Hearth knows"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,5 +82,20 @@ func TestOpenStoreUnreachablePostgres(t *testing.T) {
 	_, err := OpenStore(context.Background(), &config.Config{}, config.Paths{}, getenv, nil)
 	if err == nil || !strings.Contains(err.Error(), `database "hearth" on 127.0.0.1:1`) || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+func TestWithPassword(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://hearth@db/h", "postgres://hearth:pw@db/h"},
+		{"postgres://hearth:own@db/h", "postgres://hearth:own@db/h"},
+		{"postgres://db/h", "postgres://db/h?password=pw"},
+		{"postgres://db/h?user=hearth&sslmode=disable", "postgres://db/h?password=pw&sslmode=disable&user=hearth"},
+		{"postgres://db/h?password=own", "postgres://db/h?password=own"},
+	}
+	for _, tc := range tests {
+		if got := withPassword(tc.in, "pw"); got != tc.want {
+			t.Errorf("withPassword(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
