@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-agent/hearth/internal/pgtest"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 )
 
@@ -50,6 +51,24 @@ func TestWebUI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds hearth and drives Chromium")
 	}
+	runWebUI(t, nil, nil)
+}
+
+// TestWebUIOnPostgres runs the web UI's tests of sessions, chat, tools and
+// cancel against a server whose sessions are in PostgreSQL: the UI works
+// the same on either store.
+func TestWebUIOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds hearth and drives Chromium")
+	}
+	webPrereqs(t)
+	runWebUI(t, []string{"HEARTH_DATABASE_URL=" + pgtest.URL(t)},
+		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs"})
+}
+
+// runWebUI runs the web UI's Playwright tests (only files, when given)
+// against hearth serve started with env.
+func runWebUI(t *testing.T, env []string, files []string) {
 	web, node, chromium := webPrereqs(t)
 
 	e := newE2E(t)
@@ -64,7 +83,10 @@ func TestWebUI(t *testing.T) {
 	e.srv.Respond("/api/chat", func(r llmtest.Request) (llmtest.Scenario, bool) {
 		return webModel(r, &calls), true
 	})
-	s := e.serve(nil)
+	s := e.serve(env)
+	if env != nil && !strings.Contains(strings.Join(s.out, "\n"), "sessions  PostgreSQL") {
+		t.Fatalf("the server does not keep its sessions in PostgreSQL:\n%s", strings.Join(s.out, "\n"))
+	}
 	if !strings.Contains(strings.Join(s.out, "\n"), "write_file") {
 		t.Fatalf("write_file is not among the served tools:\n%s", strings.Join(s.out, "\n"))
 	}
@@ -81,13 +103,19 @@ func TestWebUI(t *testing.T) {
 	var mark [8]byte
 	rand.Read(mark[:])
 	marker := "HEARTH_E2E_RUN=" + hex.EncodeToString(mark[:])
-	env := append(os.Environ(), marker,
+	nodeEnv := append(os.Environ(), marker,
 		"HEARTH_E2E_URL="+s.base, "HEARTH_E2E_TOKEN="+s.token, "HEARTH_E2E_WORKSPACE="+e.ws,
 		"HEARTH_E2E_DEAD_URL="+ds.base+"/?token="+ds.token,
 		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
 	// The files, not the directory: node 21 and later take a directory
 	// argument for a module to run.
 	tests, _ := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs"))
+	if files != nil {
+		tests = nil
+		for _, f := range files {
+			tests = append(tests, filepath.Join(web, "e2e", f))
+		}
+	}
 	if dir := os.Getenv("HEARTH_SCREENSHOTS"); dir != "" {
 		// Only the screenshots, on this fresh server: a sidebar without
 		// the other tests' sessions.
@@ -99,7 +127,7 @@ func TestWebUI(t *testing.T) {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		env = append(env, "HEARTH_SCREENSHOTS="+abs)
+		nodeEnv = append(nodeEnv, "HEARTH_SCREENSHOTS="+abs)
 	}
 
 	limit := 20 * time.Minute
@@ -113,7 +141,7 @@ func TestWebUI(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-timeout=300000", "--test-reporter=spec")
 	cmd.Args = append(cmd.Args, tests...)
 	cmd.Dir = web
-	cmd.Env = env
+	cmd.Env = nodeEnv
 	// node and the browsers it starts form a process group, killed whole
 	// on timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
