@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -117,6 +118,40 @@ var pgMigrations = []string{
 		PRIMARY KEY (turn_id, seq)
 	);
 	CREATE INDEX turn_events_approvals ON turn_events(call_id) WHERE type = 'approval_required';`,
+	// 2: the processes that share the database, each named by its presence
+	// connection (pid, backend_start) and the last time it said it lives:
+	// unlike pg_stat_activity's backend_start, which PostgreSQL shows only
+	// to the connection's own role, every role that uses the tables sees
+	// it. The table gets the rights that session_locks has (the roles
+	// granted them, and its owner when another role migrates), so that
+	// every role that used the database before uses it after.
+	`CREATE TABLE hearth_instances (
+		pid           integer NOT NULL,
+		backend_start timestamptz NOT NULL,
+		name          text NOT NULL,
+		seen_at       timestamptz NOT NULL,
+		PRIMARY KEY (pid, backend_start)
+	);
+	DO $$
+	DECLARE
+		g record;
+	BEGIN
+		FOR g IN SELECT a.grantee, a.privilege_type, r.rolname
+			FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+			WHERE c.oid = 'session_locks'::regclass AND a.grantee <> c.relowner AND (r.rolname IS NULL OR r.rolname <> current_user)
+		LOOP
+			IF g.grantee = 0 THEN
+				EXECUTE format('GRANT %s ON hearth_instances TO PUBLIC', g.privilege_type);
+			ELSIF g.rolname IS NOT NULL THEN
+				EXECUTE format('GRANT %s ON hearth_instances TO %I', g.privilege_type, g.rolname);
+			END IF;
+		END LOOP;
+		FOR g IN SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+			WHERE c.oid = 'session_locks'::regclass AND r.rolname <> current_user
+		LOOP
+			EXECUTE format('GRANT ALL ON hearth_instances TO %I', g.rolname);
+		END LOOP;
+	END $$;`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -130,32 +165,137 @@ const pgLockSpace = 0x48727468
 // stream, its cancel and its approvals.
 //
 // Every process that opens it holds one connection for its lifetime (its
-// presence): the locks it takes and the turns it runs are valid while that
-// connection lives, so they die with the process, SIGKILL included. All
-// processes must connect as the same database role (PostgreSQL shows a
-// connection's start time only to its own role).
+// presence), which names the process to the others: the locks it takes and
+// the turns it runs carry the connection's backend pid and start time. A
+// goroutine (the presence keeper) refreshes the process's row in
+// hearth_instances every heartbeat (1.5 s) on that connection, and when the
+// connection breaks (PostgreSQL restarted, a proxy or an administrator
+// ended it, idle_session_timeout) connects again and moves the locks still
+// held and the turns still running to the new connection. A process is
+// alive while its presence connection is in pg_stat_activity, or its row
+// was refreshed less than Grace ago: so a process that is killed (SIGKILL
+// included) is seen dead at most Grace plus a heartbeat after it last
+// refreshed its row, and one whose connection blips is not seen dead. The
+// row is what makes this work across database roles (pg_stat_activity
+// hides a connection's start time from other roles).
 type Postgres struct {
 	pool *pgxpool.Pool
 	name string // the database, for errors
 	// LockTimeout is how long Lock waits for another holder (default 2 s).
 	LockTimeout time.Duration
+	// Grace is how long another process is still taken for alive after
+	// its last sign of life (default 5 s, pgGrace): its locks are not
+	// taken over, nor its turns abandoned, before. It covers the time a
+	// live process needs to connect again after its presence connection
+	// broke; it must be well above the heartbeat (1.5 s).
+	Grace time.Duration
 
-	// Log receives the relay's warnings (nil: none).
+	// Log receives the store's and the relay's warnings (nil: none). Set
+	// it before the store is used: it is read by the first Lock or Relay.
 	Log *slog.Logger
 
-	instance string
-	connCfg  *pgx.ConnConfig
+	instance     string
+	instanceName string // instance as opened: the name in hearth_instances
+	connCfg      *pgx.ConnConfig
 
-	// The presence connection is this process's identity (its backend's
-	// pid and start time) while it lives; the relay LISTENs on it.
-	idMu     sync.Mutex
+	// The presence connection and this process's identity (its backend's
+	// pid and start time). The keeper changes them (with idRW held for
+	// writing) when it connects again; a statement that writes the
+	// identity into a row holds idRW for reading while it runs, so that
+	// the keeper moves the rows to the new identity only after the
+	// statements that wrote the old one have finished.
+	idRW     sync.RWMutex
 	presence *pgx.Conn
 	pid      int32
 	start    time.Time
+	// old are this process's earlier identities whose rows are not moved
+	// yet (the keeper's own).
+	old []pgIdentity
+
+	mu sync.Mutex
+	// held are the locks this process holds, or is taking: session →
+	// token. A session in it is not locked again by this process until
+	// it is released.
+	held map[string]heldLock
+	log  *slog.Logger // Log, as read by Lock or Relay
+	// closing is set by Close: no unlock is retried after it.
+	closing bool
+	relay   *pgRelay
+	// The keeper LISTENs once listen is set (by Relay); listenOK once it
+	// did, the first time, which closes listenReady, unless Relay gave up
+	// waiting (listenLate: then that first LISTEN says NoteResync).
+	listen, listenOK, listenLate bool
+	listenReady                  chan struct{}
+	// poked asks the keeper to stop waiting for notifications and look
+	// again; waitCancel ends its current wait.
+	poked      bool
+	waitCancel context.CancelFunc
+
+	// The keeper runs until kctx ends, and closes kdone when it returns.
+	kctx  context.Context
+	kstop context.CancelFunc
+	kdone chan struct{}
+	// bg are the unlocks retried in the background; bgCtx ends them.
+	bg     sync.WaitGroup
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+	// noReconnect holds the keeper back from connecting again (tests: a
+	// database that cannot be reached).
+	noReconnect atomic.Bool
 
 	relayOnce sync.Once
-	relay     *pgRelay
 	once      sync.Once
+}
+
+// pgIdentity names a presence connection: its backend's pid and start.
+type pgIdentity struct {
+	pid   int32
+	start time.Time
+}
+
+// heldLock is a lock of this process: its token, and whether it was taken
+// (or is being taken).
+type heldLock struct {
+	token    string
+	acquired bool
+}
+
+// Timings of the presence keeper.
+const (
+	// pgHeartbeat is how often the keeper refreshes this process's row.
+	pgHeartbeat = 1500 * time.Millisecond
+	// pgGrace is the default Grace.
+	pgGrace = 5 * time.Second
+	// pgReconnectMax caps the wait between two attempts to connect again.
+	pgReconnectMax = time.Second
+	// pgForget is how long the row of a process not seen is kept (Purge).
+	pgForget = time.Hour
+	// pgLost is the reason of a turn ended for a process that was gone
+	// (or taken for gone), as the server's Abandon records it.
+	pgLost = "lost"
+)
+
+// pgAlive is the SQL condition that the process named by the pid and
+// backend_start of the row alias holder (a lock, a turn) is alive: its
+// presence connection is in pg_stat_activity (which shows the start time
+// to its own role only), or its row in hearth_instances was refreshed less
+// than grace ago (by the database's clock). Every test of liveness uses
+// it: Lock's takeover, TurnInfo.Alive, Abandon, Purge, Holder. (Both are
+// put in the SQL text: holder is a constant of the caller, grace an
+// integer.)
+func pgAlive(holder string, grace time.Duration) string {
+	return fmt.Sprintf(`(EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = %[1]s.pid AND a.backend_start = %[1]s.backend_start)
+		OR EXISTS (SELECT 1 FROM hearth_instances i WHERE i.pid = %[1]s.pid AND i.backend_start = %[1]s.backend_start
+			AND i.seen_at > now() - %[2]d * interval '1 millisecond'))`, holder, grace.Milliseconds())
+}
+
+// alive is pgAlive with this store's Grace.
+func (p *Postgres) alive(holder string) string {
+	g := p.Grace
+	if g <= 0 {
+		g = pgGrace
+	}
+	return pgAlive(holder, g)
 }
 
 var _ Store = (*Postgres)(nil)
@@ -217,7 +357,7 @@ func parseError(err error) string {
 // URL, or a libpq key=value string) and brings its schema up to date. A
 // database that holds another program's tables, or one made by a newer
 // Hearth, gets an error that says what to do; so does one that cannot be
-// reached.
+// reached. It starts the presence keeper, which Close stops.
 func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -226,61 +366,378 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	host, _ := os.Hostname()
 	instance := fmt.Sprintf("hearth on %s (pid %d)", host, os.Getpid())
 	cfg.ConnConfig.RuntimeParams["application_name"] = instance
-	if cfg.MaxConns < 8 {
+	// A turn uses a few connections at once (its appends, the relay's
+	// writer, the followers' reads): at least 8, unless the URL says how
+	// many.
+	if cfg.MaxConns < 8 && !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = 8
 	}
 	name := cfg.ConnConfig.Database
 	where := fmt.Sprintf("database %q on %s:%d", name, cfg.ConnConfig.Host, cfg.ConnConfig.Port)
-	p := &Postgres{name: where, LockTimeout: 2 * time.Second, instance: instance, connCfg: cfg.ConnConfig.Copy()}
+	p := &Postgres{name: where, LockTimeout: 2 * time.Second, Grace: pgGrace, instance: instance, instanceName: instance, connCfg: cfg.ConnConfig.Copy(),
+		held: map[string]heldLock{}}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if _, err := p.connectPresence(cctx); err != nil {
+	conn, id, err := p.dial(cctx)
+	if err != nil {
 		return nil, err
 	}
+	p.presence, p.pid, p.start = conn, id.pid, id.start
 	if p.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-		p.presence.Close(ctx)
+		conn.Close(ctx)
 		return nil, p.connError(err)
 	}
 	if err := p.migrate(cctx); err != nil {
 		p.Close()
 		return nil, err
 	}
+	if err := p.beat(cctx, conn, id); err != nil {
+		p.Close()
+		return nil, p.connError(err)
+	}
+	p.bgCtx, p.bgStop = context.WithCancel(context.Background())
+	p.kctx, p.kstop = context.WithCancel(context.Background())
+	p.kdone = make(chan struct{})
+	go p.keep(conn)
 	return p, nil
 }
 
-// connectPresence opens the presence connection. A new one (the old
-// broke) takes over the locks and turns of the old identity.
-func (p *Postgres) connectPresence(ctx context.Context) (*pgx.Conn, error) {
+// dial opens a presence connection and reads its identity.
+func (p *Postgres) dial(ctx context.Context) (*pgx.Conn, pgIdentity, error) {
+	var id pgIdentity
 	conn, err := pgx.ConnectConfig(ctx, p.connCfg.Copy())
 	if err != nil {
-		return nil, p.connError(err)
+		return nil, id, p.connError(err)
 	}
-	var pid int32
-	var start time.Time
-	if err := conn.QueryRow(ctx, "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()").Scan(&pid, &start); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()").Scan(&id.pid, &id.start); err != nil {
 		conn.Close(ctx)
-		return nil, p.connError(err)
+		return nil, id, p.connError(err)
 	}
-	p.idMu.Lock()
-	oldPid, oldStart, old := p.pid, p.start, p.presence
-	p.presence, p.pid, p.start = conn, pid, start
-	p.idMu.Unlock()
-	if old != nil {
-		old.Close(ctx)
-		for _, table := range []string{"session_locks", "turns"} {
-			if _, err := conn.Exec(ctx, "UPDATE "+table+" SET pid = $1, backend_start = $2 WHERE pid = $3 AND backend_start = $4", pid, start, oldPid, oldStart); err != nil {
-				return conn, nil // the old rows look abandoned; the next lock or turn is recorded anew
+	return conn, id, nil
+}
+
+// beat says that the process of presence connection id lives: it writes
+// (or refreshes) its row in hearth_instances, on that connection (which
+// also keeps the connection from being idle long enough for an
+// idle_session_timeout).
+func (p *Postgres) beat(ctx context.Context, conn *pgx.Conn, id pgIdentity) error {
+	_, err := conn.Exec(ctx, `INSERT INTO hearth_instances (pid, backend_start, name, seen_at) VALUES ($1, $2, $3, now())
+		ON CONFLICT (pid, backend_start) DO UPDATE SET seen_at = now()`, id.pid, id.start, p.instanceName)
+	return err
+}
+
+// keep is the presence keeper: it owns the presence connection. It
+// refreshes this process's row every pgHeartbeat; once Relay asked, it
+// LISTENs for the relay's notifications and hands them to the relay
+// (waiting for them at most until the next heartbeat). When the
+// connection breaks it connects again (see reconnect), LISTENs again and
+// tells the relay that notes may have been missed (NoteResync).
+func (p *Postgres) keep(conn *pgx.Conn) {
+	defer close(p.kdone)
+	ctx := p.kctx
+	id := pgIdentity{p.pid, p.start}
+	last := time.Now() // of the last heartbeat
+	moved := last      // the last attempt to move the old identities' rows
+	listening, resync := false, false
+	broke := func(what string, err error) {
+		p.logger().Warn("session store: the presence connection broke; connecting again", "while", what, "error", err)
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn.Close(cctx)
+		cancel()
+		conn = nil
+	}
+	for ctx.Err() == nil {
+		if conn == nil {
+			if conn, id = p.reconnect(); conn == nil {
+				return
+			}
+			last, listening, resync = time.Now(), false, true
+			moved = last
+		}
+		if len(p.old) > 0 && time.Since(moved) >= pgHeartbeat {
+			// The rows of an earlier identity are not moved yet (the
+			// move failed): again, every heartbeat, until they are.
+			moved = time.Now()
+			if err := p.move(ctx, conn, id); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if conn.IsClosed() {
+					broke("moving this process's locks and turns", err)
+					continue
+				}
+				p.logger().Warn("session store: moving this process's locks and turns to its new connection; trying again", "error", err)
+			}
+		}
+		if !listening && p.listenWanted() {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := conn.Exec(lctx, "LISTEN "+relayChannel)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				broke("LISTEN", err)
+				continue
+			}
+			listening = true
+			p.listened(resync)
+			resync = false
+		}
+		if time.Since(last) >= pgHeartbeat {
+			bctx, cancel := context.WithTimeout(ctx, pgGrace)
+			err := p.beat(bctx, conn, id)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				broke("heartbeat", err)
+				continue
+			}
+			last = time.Now()
+		}
+		n, err := p.waitNote(conn, last.Add(pgHeartbeat))
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, errWaitOver) {
+				continue
+			}
+			broke("waiting for notifications", err)
+			continue
+		}
+		if n != nil {
+			p.mu.Lock()
+			r := p.relay
+			p.mu.Unlock()
+			if r != nil {
+				if note, ok := r.parseNote(n.Payload); ok {
+					r.enqueue(note)
+				}
 			}
 		}
 	}
-	return conn, nil
+}
+
+// errWaitOver ends a wait for notifications that is over (the heartbeat is
+// due, or the keeper was poked), not broken.
+var errWaitOver = errors.New("the wait is over")
+
+// waitNote waits on conn for a notification until until, or until the
+// keeper is poked.
+func (p *Postgres) waitNote(conn *pgx.Conn, until time.Time) (*pgconn.Notification, error) {
+	wctx, cancel := context.WithDeadline(p.kctx, until)
+	defer cancel()
+	p.mu.Lock()
+	if p.poked {
+		p.poked = false
+		p.mu.Unlock()
+		return nil, errWaitOver
+	}
+	p.waitCancel = cancel
+	p.mu.Unlock()
+	n, err := conn.WaitForNotification(wctx)
+	p.mu.Lock()
+	p.waitCancel, p.poked = nil, false
+	p.mu.Unlock()
+	if err != nil && wctx.Err() != nil && p.kctx.Err() == nil && !conn.IsClosed() {
+		// A deadline ends the wait without harm to the connection (pgx's
+		// default handler of a context's end sets a deadline on the
+		// socket, and a read that times out leaves it open).
+		return nil, errWaitOver
+	}
+	return n, err
+}
+
+// poke makes the keeper stop waiting for notifications and look again.
+func (p *Postgres) poke() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waitCancel != nil {
+		p.waitCancel()
+	} else {
+		p.poked = true
+	}
+}
+
+// listenWanted says whether Relay asked the keeper to LISTEN.
+func (p *Postgres) listenWanted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listen
+}
+
+// listened is called by the keeper when its LISTEN is in effect: the first
+// time, Relay may return (unless it stopped waiting: then, as after a
+// reconnect (resync), the relay says that notes may have been missed).
+func (p *Postgres) listened(resync bool) {
+	p.mu.Lock()
+	first := !p.listenOK
+	p.listenOK = true
+	late, ready, r := p.listenLate, p.listenReady, p.relay
+	p.mu.Unlock()
+	if first && !late {
+		close(ready)
+		return
+	}
+	if (resync || first) && r != nil {
+		r.enqueue(Note{Kind: NoteResync})
+	}
+}
+
+// reconnect connects a new presence connection, trying again (after
+// 100 ms, doubling up to pgReconnectMax) until it can or the store is
+// closed (then nil), and moves this process's locks and turns to its
+// identity.
+func (p *Postgres) reconnect() (*pgx.Conn, pgIdentity) {
+	delay := 100 * time.Millisecond
+	var warned time.Time
+	failed := false
+	for {
+		conn, id, err := p.dialHere()
+		if err == nil {
+			if failed {
+				p.logger().Info("session store: connected to the database again")
+			}
+			return conn, id
+		}
+		if p.kctx.Err() != nil {
+			return nil, pgIdentity{}
+		}
+		failed = true
+		if time.Since(warned) > 30*time.Second {
+			p.logger().Warn("session store: cannot connect to the database; trying again", "error", err)
+			warned = time.Now()
+		}
+		select {
+		case <-time.After(delay):
+		case <-p.kctx.Done():
+			return nil, pgIdentity{}
+		}
+		delay = min(2*delay, pgReconnectMax)
+	}
+}
+
+// dialHere makes a new presence connection this process's: its row, its
+// identity (once no statement that writes the old one runs), then the
+// locks and turns of the old identity moved to it (when that fails, the
+// keeper tries again at its next heartbeat).
+func (p *Postgres) dialHere() (*pgx.Conn, pgIdentity, error) {
+	if p.noReconnect.Load() {
+		return nil, pgIdentity{}, errors.New("held back by a test")
+	}
+	ctx, cancel := context.WithTimeout(p.kctx, 15*time.Second)
+	defer cancel()
+	conn, id, err := p.dial(ctx)
+	if err != nil {
+		return nil, id, err
+	}
+	if err := p.beat(ctx, conn, id); err != nil {
+		conn.Close(ctx)
+		return nil, id, p.connError(err)
+	}
+	p.idRW.Lock()
+	p.old = append(p.old, pgIdentity{p.pid, p.start})
+	p.presence, p.pid, p.start = conn, id.pid, id.start
+	p.idRW.Unlock()
+	if err := p.move(ctx, conn, id); err != nil {
+		p.logger().Warn("session store: moving this process's locks and turns to its new connection; trying again", "error", err)
+	}
+	return conn, id, nil
+}
+
+// move moves this process's rows from its earlier identities (p.old) to
+// id, in one transaction: the lock rows whose token it holds and the turn
+// rows of the turns its relay runs (begun, their end not written). Its
+// other lock rows are deleted (their unlock failed, or they were never
+// known to be taken); its other open turns are ended (pgLost, with no
+// events; every process is told). The old identities' rows in
+// hearth_instances go too. The locks it holds that are no longer its own
+// (taken over while it was taken for dead) are logged.
+func (p *Postgres) move(ctx context.Context, conn *pgx.Conn, id pgIdentity) error {
+	pids := make([]int32, len(p.old))
+	starts := make([]time.Time, len(p.old))
+	for i, o := range p.old {
+		pids[i], starts[i] = o.pid, o.start
+	}
+	held, acquired := []string{}, map[string]string{}
+	p.mu.Lock()
+	for sid, h := range p.held {
+		held = append(held, h.token)
+		if h.acquired {
+			acquired[h.token] = sid
+		}
+	}
+	r := p.relay
+	p.mu.Unlock()
+	running := []string{}
+	if r != nil {
+		running = r.runningTurns()
+	}
+	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var gone []string
+	err := pgx.BeginFunc(mctx, conn, func(tx pgx.Tx) error {
+		const old = `(pid, backend_start) IN (SELECT * FROM unnest($1::integer[], $2::timestamptz[]))`
+		var b pgx.Batch
+		b.Queue(`UPDATE session_locks SET pid = $3, backend_start = $4 WHERE `+old+` AND token = ANY($5::text[])`, pids, starts, id.pid, id.start, held)
+		b.Queue(`DELETE FROM session_locks WHERE `+old+` AND token <> ALL($3::text[])`, pids, starts, held)
+		b.Queue(`UPDATE turns SET pid = $3, backend_start = $4 WHERE `+old+` AND id = ANY($5::text[])`, pids, starts, id.pid, id.start, running)
+		b.Queue(`WITH ended AS (UPDATE turns SET ended_at = now(), reason = $4 WHERE `+old+` AND ended_at IS NULL AND id <> ALL($3::text[]) RETURNING id)
+			SELECT pg_notify($5, $6 || ' - ' || id || ' ' || $4) FROM ended`, pids, starts, running, pgLost, relayChannel, string(NoteEnd))
+		b.Queue(`DELETE FROM hearth_instances WHERE `+old, pids, starts)
+		tokens := make([]string, 0, len(acquired))
+		for t := range acquired {
+			tokens = append(tokens, t)
+		}
+		b.Queue(`SELECT t FROM unnest($1::text[]) AS t WHERE NOT EXISTS (SELECT 1 FROM session_locks l WHERE l.token = t)`, tokens).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var t string
+				if err := rows.Scan(&t); err != nil {
+					return err
+				}
+				gone = append(gone, acquired[t])
+			}
+			return rows.Err()
+		})
+		return tx.SendBatch(mctx, &b).Close()
+	})
+	if err != nil {
+		return err
+	}
+	p.old = nil
+	for _, sid := range gone {
+		p.logger().Warn("session store: the lock of a session was taken by another process while this one was cut off from the database", "session", sid)
+	}
+	return nil
 }
 
 // identity returns the presence connection's backend pid and start.
 func (p *Postgres) identity() (int32, time.Time) {
-	p.idMu.Lock()
-	defer p.idMu.Unlock()
+	p.idRW.RLock()
+	defer p.idRW.RUnlock()
 	return p.pid, p.start
+}
+
+// logger returns the logger Lock or Relay read from Log.
+func (p *Postgres) logger() *slog.Logger {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.log
+}
+
+// readLog reads Log for the goroutines of the store (it is set after
+// OpenPostgres returns, by the caller, whose calls read it).
+func (p *Postgres) readLog() {
+	l := p.Log
+	p.mu.Lock()
+	p.log = l
+	p.mu.Unlock()
 }
 
 // connError explains a database that cannot be reached or used.
@@ -317,25 +774,76 @@ func (p *Postgres) connError(err error) error {
 // on HOST (pid N)").
 func (p *Postgres) Instance() string { return p.instance }
 
-// Close closes the connections.
+// Close writes what the relay has queued (for up to 5 s), gives the
+// unlocks that failed up to 5 s more to succeed, stops the keeper, removes
+// this process's row (so that the others see it gone at once: a lock it
+// did not release is taken over, a turn it did not end abandoned) and
+// closes the connections.
 func (p *Postgres) Close() error {
+	p.shutdown(true)
+	return nil
+}
+
+// kill stops the store as a SIGKILL stops its process (tests): nothing
+// written, released or removed; its connections end. The others see it
+// dead once its row is older than their Grace.
+func (p *Postgres) kill() {
+	p.shutdown(false)
+}
+
+func (p *Postgres) shutdown(clean bool) {
 	p.once.Do(func() {
-		if p.relay != nil {
-			p.relay.close()
+		p.mu.Lock()
+		p.closing = true
+		r := p.relay
+		p.mu.Unlock()
+		if r != nil {
+			r.close(clean)
 		}
-		if p.pool != nil {
-			p.pool.Close()
+		if p.bgStop != nil {
+			if clean {
+				waitGroup(&p.bg, 5*time.Second)
+			}
+			p.bgStop()
+			p.bg.Wait()
+		}
+		if p.kstop != nil {
+			p.kstop()
+			<-p.kdone
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		p.idMu.Lock()
-		conn := p.presence
-		p.idMu.Unlock()
-		if conn != nil && !conn.IsClosed() {
-			conn.Close(ctx)
+		if p.pool != nil {
+			if clean && p.kdone != nil {
+				ids := append(p.old, pgIdentity{p.pid, p.start})
+				pids := make([]int32, len(ids))
+				starts := make([]time.Time, len(ids))
+				for i, o := range ids {
+					pids[i], starts[i] = o.pid, o.start
+				}
+				dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				p.pool.Exec(dctx, `DELETE FROM hearth_instances WHERE (pid, backend_start) IN (SELECT * FROM unnest($1::integer[], $2::timestamptz[]))`, pids, starts)
+				cancel()
+			}
+			p.pool.Close()
+		}
+		if p.presence != nil && !p.presence.IsClosed() {
+			p.presence.Close(ctx)
 		}
 	})
-	return nil
+}
+
+// waitGroup waits for wg, at most d.
+func waitGroup(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // migrate brings the schema up to date under an advisory lock, so that
@@ -534,6 +1042,8 @@ func (p *Postgres) Rename(ctx context.Context, id, title string) error {
 }
 
 // Delete removes a session with its messages, usage, tool runs and turns.
+// Its lock is left alone: the deleter may hold it (and releases it with
+// its unlock); a lock row whose holder is gone is Purge's.
 func (p *Postgres) Delete(ctx context.Context, id string) error {
 	tag, err := p.pool.Exec(ctx, "DELETE FROM sessions WHERE id = $1", pgText(id))
 	if err != nil {
@@ -542,7 +1052,6 @@ func (p *Postgres) Delete(ctx context.Context, id string) error {
 	if tag.RowsAffected() == 0 {
 		return errSession("delete", id, ErrNotFound)
 	}
-	p.pool.Exec(ctx, "DELETE FROM session_locks WHERE session_id = $1", pgText(id))
 	return nil
 }
 
@@ -787,34 +1296,32 @@ func (p *Postgres) UsageByDay(ctx context.Context, since time.Time) ([]DayUsage,
 }
 
 // Lock takes the session for this process: a row in session_locks naming
-// this process's presence connection. A row whose connection is gone (its
-// process died, even by SIGKILL) is taken over; a live one makes Lock wait
-// up to LockTimeout and then fail with ErrBusy naming the holder.
+// this process's presence connection, with a token of this lock. A row
+// whose holder is dead (see pgAlive) is taken over, and so is one of this
+// very process whose token it no longer holds (an unlock that has not
+// reached the database yet); a live holder's makes Lock wait up to
+// LockTimeout and then fail with ErrBusy naming the holder.
+//
+// The unlock it returns deletes the row; when that fails (the database is
+// unreachable, say) it is retried in the background until it succeeds or
+// the store is closed. Until then the row shows this process as the
+// holder, which this process's own Lock takes over.
 func (p *Postgres) Lock(ctx context.Context, id string) (func(), error) {
+	p.readLog()
 	token := NewID()
-	pid, start := p.identity()
+	sid := pgText(id)
 	deadline := time.Now().Add(p.LockTimeout)
 	for {
-		var got bool
-		err := p.pool.QueryRow(ctx, `INSERT INTO session_locks AS l (session_id, holder, token, pid, backend_start, at)
-			VALUES ($1, $2, $3, $4, $5, now())
-			ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, pid = EXCLUDED.pid,
-				backend_start = EXCLUDED.backend_start, at = EXCLUDED.at
-			WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.pid AND a.backend_start = l.backend_start)
-			RETURNING true`, pgText(id), p.instance, token, pid, start).Scan(&got)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		got, err := p.tryLock(ctx, sid, token)
+		if err != nil {
 			return nil, fmt.Errorf("lock session %s: %w", id, p.connError(err))
 		}
 		if got {
-			return func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				p.pool.Exec(ctx, "DELETE FROM session_locks WHERE session_id = $1 AND token = $2", pgText(id), token)
-			}, nil
+			return p.unlocker(sid, token), nil
 		}
 		if time.Now().After(deadline) {
 			var holder string
-			p.pool.QueryRow(ctx, "SELECT holder FROM session_locks WHERE session_id = $1", pgText(id)).Scan(&holder)
+			p.pool.QueryRow(ctx, "SELECT holder FROM session_locks WHERE session_id = $1", sid).Scan(&holder)
 			if holder == "" {
 				holder = "another hearth process"
 			}
@@ -828,11 +1335,109 @@ func (p *Postgres) Lock(ctx context.Context, id string) (func(), error) {
 	}
 }
 
-// Holder names the process that holds a session's lock ("" if none does).
+// tryLock tries once to take session sid with token. While it does, and
+// once it has, sid is this process's in held: so a row of this process's
+// identity for sid is no lock of this process (its unlock is under way, or
+// it failed), and is taken over.
+func (p *Postgres) tryLock(ctx context.Context, sid, token string) (bool, error) {
+	p.mu.Lock()
+	if _, busy := p.held[sid]; busy {
+		p.mu.Unlock()
+		return false, nil
+	}
+	p.held[sid] = heldLock{token: token}
+	p.mu.Unlock()
+	// (Bounded: the keeper waits for it to move the rows to a new
+	// identity.)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p.idRW.RLock()
+	defer p.idRW.RUnlock()
+	var got bool
+	err := p.pool.QueryRow(ctx, `INSERT INTO session_locks AS l (session_id, holder, token, pid, backend_start, at)
+		VALUES ($1, $2, $3, $4, $5, now())
+		ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token, pid = EXCLUDED.pid,
+			backend_start = EXCLUDED.backend_start, at = EXCLUDED.at
+		WHERE (l.pid = EXCLUDED.pid AND l.backend_start = EXCLUDED.backend_start) OR NOT `+p.alive("l")+`
+		RETURNING true`, sid, p.instance, token, p.pid, p.start).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	p.mu.Lock()
+	if got && err == nil {
+		p.held[sid] = heldLock{token: token, acquired: true}
+	} else if p.held[sid].token == token {
+		delete(p.held, sid)
+	}
+	p.mu.Unlock()
+	return got && err == nil, err
+}
+
+// unlocker returns the unlock of the lock of session sid with token.
+func (p *Postgres) unlocker(sid, token string) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			if p.held[sid].token == token {
+				delete(p.held, sid)
+			}
+			closing := p.closing
+			p.mu.Unlock()
+			err := p.unlock(context.Background(), sid, token)
+			if err == nil || closing {
+				return
+			}
+			p.mu.Lock()
+			if p.closing {
+				p.mu.Unlock()
+				return
+			}
+			p.bg.Add(1)
+			p.mu.Unlock()
+			p.logger().Warn("session store: releasing the lock of a session failed; trying again", "session", sid, "error", err)
+			go p.retryUnlock(sid, token)
+		})
+	}
+}
+
+// unlock deletes the lock row of session sid with token, if it is there.
+func (p *Postgres) unlock(ctx context.Context, sid, token string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := p.pool.Exec(ctx, "DELETE FROM session_locks WHERE session_id = $1 AND token = $2", sid, token)
+	return err
+}
+
+// retryUnlock tries unlock again (after 100 ms, doubling up to 5 s) until
+// it succeeds or the store is closed.
+func (p *Postgres) retryUnlock(sid, token string) {
+	defer p.bg.Done()
+	delay := 100 * time.Millisecond
+	for {
+		select {
+		case <-time.After(delay):
+		case <-p.bgCtx.Done():
+			return
+		}
+		err := p.unlock(p.bgCtx, sid, token)
+		if err == nil {
+			p.logger().Info("session store: released the lock of a session", "session", sid)
+			return
+		}
+		if p.bgCtx.Err() != nil {
+			p.logger().Warn("session store: the lock of a session was not released before the store closed", "session", sid, "error", err)
+			return
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// Holder names the process that holds a session's lock ("" if none does,
+// or its holder is dead).
 func (p *Postgres) Holder(ctx context.Context, id string) (string, error) {
 	var holder string
-	err := p.pool.QueryRow(ctx, `SELECT l.holder FROM session_locks l JOIN pg_stat_activity a ON a.pid = l.pid AND a.backend_start = l.backend_start
-		WHERE l.session_id = $1`, pgText(id)).Scan(&holder)
+	err := p.pool.QueryRow(ctx, `SELECT l.holder FROM session_locks l WHERE l.session_id = $1 AND `+p.alive("l"), pgText(id)).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

@@ -320,13 +320,15 @@ func TestPostgresLockAcrossStores(t *testing.T) {
 	ub()
 }
 
-// TestPostgresLockTakeover: a lock whose holder is gone (its presence
-// connection ended: the process was killed, or closed without unlocking)
-// is taken over at once, and the old holder's unlock does not release the
-// new holder's lock.
+// TestPostgresLockTakeover: a lock whose holder is gone is taken over:
+// at once when the holder closed its store without unlocking (Close
+// removes its row), and once its last heartbeat is older than the grace
+// period when it was killed (see kill); the old holder's unlock does not
+// release the new holder's lock. (A holder whose connection is ended from
+// outside lives: see TestPostgresPresenceBlip.)
 func TestPostgresLockTakeover(t *testing.T) {
 	t.Parallel()
-	for _, death := range []string{"terminated", "closed"} {
+	for _, death := range []string{"killed", "closed"} {
 		t.Run(death, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -350,10 +352,27 @@ func TestPostgresLockTakeover(t *testing.T) {
 				t.Fatalf("while A lives: %v", err)
 			}
 			switch death {
-			case "terminated":
-				// A's relay is not running: nothing reconnects A's
-				// presence, as for a process that is gone.
-				terminate(t, c, pid)
+			case "killed":
+				a.kill()
+				eventually(t, "A's presence to go", func() bool {
+					var n int
+					c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&n)
+					return n == 0
+				})
+				// Its heartbeat is recent: it is taken for alive, for
+				// the grace period.
+				b.Grace = time.Hour
+				if h, err := b.Holder(ctx, "s1"); err != nil || h != a.Instance() {
+					t.Errorf("holder within the grace period: %q %v", h, err)
+				}
+				if _, err := b.Lock(ctx, "s1"); !errors.Is(err, ErrBusy) {
+					t.Fatalf("within the grace period: %v", err)
+				}
+				b.Grace = 100 * time.Millisecond
+				eventually(t, "A's heartbeat to be older than the grace period", func() bool {
+					h, err := b.Holder(ctx, "s1")
+					return err == nil && h == ""
+				})
 			case "closed":
 				a.Close()
 				eventually(t, "A's presence to go", func() bool {

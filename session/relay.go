@@ -21,13 +21,25 @@ type Relay interface {
 	// BeginTurn, AddEvent and EndTurn record what happens to a turn this
 	// process runs. They do not wait: the records are written in order, in
 	// batches, and published to the other processes as they are written.
-	// A record that cannot be written is logged and dropped; it never
-	// stops the turn.
+	// A record that cannot be written yet (the database is unreachable) is
+	// kept and written again, in order, until it is or the relay is
+	// closed. Records are dropped only for a turn that can no longer be
+	// recorded (see Lost), and, past a bound on memory, the oldest events
+	// waiting (never a turn's start or end); both are logged. They never
+	// stop the turn.
 	BeginTurn(turnID, sessionID string)
 	AddEvent(turnID string, ev TurnEvent)
 	EndTurn(turnID, reason string)
-	// Flush waits until everything recorded so far is written.
+	// Flush waits until everything recorded so far is written (or
+	// dropped, as above). It returns ctx's error if that is not so when
+	// ctx ends, and an error if the relay is closed first.
 	Flush(ctx context.Context) error
+	// Lost reports whether the relay stopped recording turn turnID:
+	// another process ended it (it took this one for dead: cut off from
+	// the database for longer than the grace period, it abandoned the
+	// turn), or the turn's session is gone. Its later records are
+	// dropped; the turn itself goes on until its runner stops it.
+	Lost(turnID string) bool
 
 	// Turn returns a turn by id (nil if the log has none).
 	Turn(ctx context.Context, turnID string) (*TurnInfo, error)
@@ -41,12 +53,15 @@ type Relay interface {
 	// call callID (of session sessionID when it is not "").
 	ApprovalTurns(ctx context.Context, callID, sessionID string) ([]TurnInfo, error)
 	// Abandon ends a turn whose process is gone (killed, or cut off from
-	// the database): it records the events that events returns (numbered
-	// from next) and the end, and publishes them. It returns them, or nil
-	// when the turn had ended or its process is alive.
+	// the database for longer than a grace period): it records the events
+	// that events returns (numbered from next) and the end, and publishes
+	// them. It returns them, or nil when the turn had ended or its process
+	// is alive.
 	Abandon(ctx context.Context, turnID, reason string, events func(next int) []TurnEvent) ([]TurnEvent, error)
 	// Purge forgets turns that ended before before, and those whose
-	// process is gone that began before it.
+	// process is gone that began before it (the cutoff is taken as an
+	// age, on the database's clock); and the locks of processes that are
+	// gone.
 	Purge(ctx context.Context, before time.Time) error
 
 	// Send publishes a message to the other processes.
@@ -87,8 +102,9 @@ type TurnInfo struct {
 	Ended   bool
 	EndedAt time.Time
 	Reason  string
-	// Alive says the process that runs it is still connected; Mine that
-	// it is this process (this store).
+	// Alive says the process that runs it is still connected, or was a
+	// moment ago (within a grace period: it may be connecting again);
+	// Mine that it is this process (this store).
 	Alive, Mine bool
 }
 
