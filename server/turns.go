@@ -157,6 +157,13 @@ func (t *turn) appendLocked(ev agent.Event) {
 			rec.CallID = ev.ID
 		}
 		r.AddEvent(t.id, rec)
+		if seq > 1 && ev.Type != agent.EventDone && r.Lost(t.id) {
+			// Another server judged this one gone (it was cut off from
+			// the database) and ended the turn for everyone: stop it
+			// here too, rather than run on unseen.
+			t.s.log.Warn("relay: another server ended this turn as lost; cancelling it", "turn", t.id)
+			t.cancel()
+		}
 	}
 }
 
