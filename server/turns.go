@@ -675,10 +675,20 @@ func (s *Server) findTurn(ctx context.Context, id, tid string) (*turn, error) {
 	var info *session.TurnInfo
 	var err error
 	if tid != "" {
-		if info, err = s.relay.Turn(ctx, tid); err == nil && info != nil {
-			if info.SessionID != id || info.Ended && time.Since(info.EndedAt) > s.o.KeepEvents {
-				info = nil
+		info, err = s.relay.Turn(ctx, tid)
+		// A turn that just began on another server may not be in the
+		// store yet (its start is written in the background): wait for
+		// it, briefly, before calling its events gone.
+		for wait := time.Now().Add(catchUpWait); err == nil && info == nil && time.Now().Before(wait); {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
 			}
+			info, err = s.relay.Turn(ctx, tid)
+		}
+		if err == nil && info != nil && (info.SessionID != id || info.Ended && time.Since(info.EndedAt) > s.o.KeepEvents) {
+			info = nil
 		}
 	} else {
 		info, err = s.remoteTurn(ctx, id)

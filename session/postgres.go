@@ -277,16 +277,21 @@ const (
 
 // pgAlive is the SQL condition that the process named by the pid and
 // backend_start of the row alias holder (a lock, a turn) is alive: its
-// presence connection is in pg_stat_activity (which shows the start time
-// to its own role only), or its row in hearth_instances was refreshed less
-// than grace ago (by the database's clock). Every test of liveness uses
+// row in hearth_instances was refreshed less than grace ago (by the
+// database's clock), or less than a minute ago while its presence
+// connection is still in pg_stat_activity (which shows the start time to
+// its own role only). Every test of liveness uses
 // it: Lock's takeover, TurnInfo.Alive, Abandon, Purge, Holder. (Both are
 // put in the SQL text: holder is a constant of the caller, grace an
 // integer.)
 func pgAlive(holder string, grace time.Duration) string {
-	return fmt.Sprintf(`(EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = %[1]s.pid AND a.backend_start = %[1]s.backend_start)
-		OR EXISTS (SELECT 1 FROM hearth_instances i WHERE i.pid = %[1]s.pid AND i.backend_start = %[1]s.backend_start
-			AND i.seen_at > now() - %[2]d * interval '1 millisecond'))`, holder, grace.Milliseconds())
+	// A visible backend counts only while its heartbeat is not very old:
+	// the connection of a host that froze (a laptop's lid closed) stays
+	// open until TCP gives up on it, hours later.
+	return fmt.Sprintf(`(EXISTS (SELECT 1 FROM hearth_instances i WHERE i.pid = %[1]s.pid AND i.backend_start = %[1]s.backend_start
+			AND (i.seen_at > now() - %[2]d * interval '1 millisecond'
+				OR i.seen_at > now() - interval '60 seconds'
+					AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = %[1]s.pid AND a.backend_start = %[1]s.backend_start))))`, holder, grace.Milliseconds())
 }
 
 // alive is pgAlive with this store's Grace.
@@ -485,7 +490,9 @@ func (p *Postgres) keep(conn *pgx.Conn) {
 			resync = false
 		}
 		if time.Since(last) >= pgHeartbeat {
-			bctx, cancel := context.WithTimeout(ctx, pgGrace)
+			// A beat that hangs is a broken connection: give up on it
+			// well within the others' grace, and reconnect.
+			bctx, cancel := context.WithTimeout(ctx, pgGrace/3)
 			err := p.beat(bctx, conn, id)
 			cancel()
 			if err != nil {
