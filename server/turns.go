@@ -157,7 +157,7 @@ func (t *turn) appendLocked(ev agent.Event) {
 			rec.CallID = ev.ID
 		}
 		r.AddEvent(t.id, rec)
-		if seq > 1 && ev.Type != agent.EventDone && r.Lost(t.id) {
+		if seq > 1 && ev.Type != agent.EventDone && t.ctx.Err() == nil && r.Lost(t.id) {
 			// Another server judged this one gone (it was cut off from
 			// the database) and ended the turn for everyone: stop it
 			// here too, rather than run on unseen.
