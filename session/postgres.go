@@ -1153,14 +1153,30 @@ func (p *Postgres) messages(ctx context.Context, id string, live bool) ([]Messag
 	if _, err := p.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	q := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
+	out, err := p.readMessages(ctx, p.pool, id, live)
+	if err != nil {
+		return nil, errSession("read", id, err)
+	}
+	return out, nil
+}
+
+// pgQuerier is what reads go through: the pool, or a transaction (Export
+// reads a whole session in one).
+type pgQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readMessages reads a session's messages (live: those not compacted) in
+// order.
+func (p *Postgres) readMessages(ctx context.Context, q pgQuerier, id string, live bool) ([]Message, error) {
+	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
 		FROM messages WHERE session_id = $1`
 	if live {
-		q += ` AND NOT compacted`
+		query += ` AND NOT compacted`
 	}
-	rows, err := p.pool.Query(ctx, q+` ORDER BY seq`, pgText(id))
+	rows, err := q.Query(ctx, query+` ORDER BY seq`, pgText(id))
 	if err != nil {
-		return nil, errSession("read", id, p.connError(err))
+		return nil, p.connError(err)
 	}
 	defer rows.Close()
 	var out []Message
@@ -1170,25 +1186,16 @@ func (p *Postgres) messages(ctx context.Context, id string, live bool) ([]Messag
 		var role, calls, images string
 		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens,
 			&m.Partial, &m.Compacted, &m.Summary, &m.Failure, &m.Before, &m.CreatedAt); err != nil {
-			return nil, errSession("read", id, err)
+			return nil, err
 		}
 		m.Role, m.CreatedAt = llm.Role(role), m.CreatedAt.UTC()
-		if calls != "" {
-			tc, err := decodeCalls(&parser, calls)
-			if err != nil {
-				return nil, errSession("read", id, fmt.Errorf("message %d: tool calls: %w", m.Seq, err))
-			}
-			m.ToolCalls = tc
-		}
-		if images != "" {
-			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
-				return nil, errSession("read", id, fmt.Errorf("message %d: images: %w", m.Seq, err))
-			}
+		if err := decodeMessage(&parser, &m, calls, images); err != nil {
+			return nil, err
 		}
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, errSession("read", id, p.connError(err))
+		return nil, p.connError(err)
 	}
 	return out, nil
 }
@@ -1262,9 +1269,18 @@ func (p *Postgres) RecordToolRun(ctx context.Context, r ToolRun) error {
 
 // ToolRuns returns a session's tool runs in order.
 func (p *Postgres) ToolRuns(ctx context.Context, id string) ([]ToolRun, error) {
-	rows, err := p.pool.Query(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = $1 ORDER BY id", pgText(id))
+	out, err := p.readToolRuns(ctx, p.pool, id)
 	if err != nil {
-		return nil, errSession("read tool runs of", id, p.connError(err))
+		return nil, errSession("read tool runs of", id, err)
+	}
+	return out, nil
+}
+
+// readToolRuns reads a session's tool runs in order.
+func (p *Postgres) readToolRuns(ctx context.Context, q pgQuerier, id string) ([]ToolRun, error) {
+	rows, err := q.Query(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = $1 ORDER BY id", pgText(id))
+	if err != nil {
+		return nil, p.connError(err)
 	}
 	defer rows.Close()
 	var out []ToolRun
@@ -1278,7 +1294,10 @@ func (p *Postgres) ToolRuns(ctx context.Context, id string) ([]ToolRun, error) {
 		r.Args, r.Duration, r.At = json.RawMessage(args), time.Duration(ms)*time.Millisecond, r.At.UTC()
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, p.connError(err)
+	}
+	return out, nil
 }
 
 // UsageByDay sums usage per UTC day.

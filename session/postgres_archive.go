@@ -2,15 +2,10 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/valyala/fastjson"
-
-	"github.com/hearth-agent/hearth/llm"
 )
 
 var _ Archiver = (*Postgres)(nil)
@@ -52,13 +47,13 @@ func (p *Postgres) export(ctx context.Context, tx pgx.Tx, id string, depth int) 
 		return nil, errSession("export", id, p.connError(err))
 	}
 	a := &Archive{Session: *se}
-	if a.Messages, err = p.exportMessages(ctx, tx, se.ID); err != nil {
+	if a.Messages, err = p.readMessages(ctx, tx, se.ID, false); err != nil {
 		return nil, errSession("export", id, err)
 	}
 	if a.Usage, err = p.exportUsage(ctx, tx, se.ID); err != nil {
 		return nil, errSession("export", id, err)
 	}
-	if a.ToolRuns, err = p.exportToolRuns(ctx, tx, se.ID); err != nil {
+	if a.ToolRuns, err = p.readToolRuns(ctx, tx, se.ID); err != nil {
 		return nil, errSession("export", id, err)
 	}
 	rows, err := tx.Query(ctx, "SELECT id FROM sessions WHERE parent_id = $1 ORDER BY created_at, id", se.ID)
@@ -79,41 +74,6 @@ func (p *Postgres) export(ctx context.Context, tx pgx.Tx, id string, depth int) 
 	return a, nil
 }
 
-func (p *Postgres) exportMessages(ctx context.Context, tx pgx.Tx, id string) ([]Message, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
-		FROM messages WHERE session_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		return nil, p.connError(err)
-	}
-	defer rows.Close()
-	var out []Message
-	var parser fastjson.Parser
-	for rows.Next() {
-		var m Message
-		var role, calls, images string
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens,
-			&m.Partial, &m.Compacted, &m.Summary, &m.Failure, &m.Before, &m.CreatedAt); err != nil {
-			return nil, err
-		}
-		m.Role, m.CreatedAt = llm.Role(role), m.CreatedAt.UTC()
-		if calls != "" {
-			if m.ToolCalls, err = decodeCalls(&parser, calls); err != nil {
-				return nil, fmt.Errorf("message %d: tool calls: %w", m.Seq, err)
-			}
-		}
-		if images != "" {
-			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
-				return nil, fmt.Errorf("message %d: images: %w", m.Seq, err)
-			}
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, p.connError(err)
-	}
-	return out, nil
-}
-
 func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usage, error) {
 	rows, err := tx.Query(ctx, "SELECT model, input_tokens, output_tokens, at FROM usage WHERE session_id = $1 ORDER BY id", id)
 	if err != nil {
@@ -128,29 +88,6 @@ func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usa
 		}
 		u.At = u.At.UTC()
 		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, p.connError(err)
-	}
-	return out, nil
-}
-
-func (p *Postgres) exportToolRuns(ctx context.Context, tx pgx.Tx, id string) ([]ToolRun, error) {
-	rows, err := tx.Query(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = $1 ORDER BY id", id)
-	if err != nil {
-		return nil, p.connError(err)
-	}
-	defer rows.Close()
-	var out []ToolRun
-	for rows.Next() {
-		r := ToolRun{SessionID: id}
-		var args string
-		var ms int64
-		if err := rows.Scan(&r.CallID, &r.Name, &args, &r.OK, &r.Output, &r.Error, &ms, &r.At); err != nil {
-			return nil, err
-		}
-		r.Args, r.Duration, r.At = json.RawMessage(args), time.Duration(ms)*time.Millisecond, r.At.UTC()
-		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, p.connError(err)

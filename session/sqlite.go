@@ -415,14 +415,30 @@ func (s *SQLite) messages(ctx context.Context, id string, live bool) ([]Message,
 	if _, err := s.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	q := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
+	out, err := s.readMessages(ctx, s.db, id, live)
+	if err != nil {
+		return nil, errSession("read", id, err)
+	}
+	return out, nil
+}
+
+// sqlQuerier is what reads go through: the database, or a transaction
+// (Export reads a whole session in one).
+type sqlQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readMessages reads a session's messages (live: those not compacted) in
+// order.
+func (s *SQLite) readMessages(ctx context.Context, q sqlQuerier, id string, live bool) ([]Message, error) {
+	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
 		FROM messages WHERE session_id = ?`
 	if live {
-		q += ` AND compacted = 0`
+		query += ` AND compacted = 0`
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY seq`, id)
+	rows, err := q.QueryContext(ctx, query+` ORDER BY seq`, id)
 	if err != nil {
-		return nil, errSession("read", id, s.fileError(err))
+		return nil, s.fileError(err)
 	}
 	defer rows.Close()
 	var out []Message
@@ -432,25 +448,34 @@ func (s *SQLite) messages(ctx context.Context, id string, live bool) ([]Message,
 		var role, calls, images string
 		var created, partial, compacted, summary, failure int64
 		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &failure, &m.Before, &created); err != nil {
-			return nil, errSession("read", id, err)
+			return nil, err
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
 		m.Partial, m.Compacted, m.Summary, m.Failure = partial != 0, compacted != 0, summary != 0, failure != 0
-		if calls != "" {
-			tc, err := decodeCalls(&parser, calls)
-			if err != nil {
-				return nil, errSession("read", id, fmt.Errorf("message %d: tool calls: %w", m.Seq, err))
-			}
-			m.ToolCalls = tc
-		}
-		if images != "" {
-			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
-				return nil, errSession("read", id, fmt.Errorf("message %d: images: %w", m.Seq, err))
-			}
+		if err := decodeMessage(&parser, &m, calls, images); err != nil {
+			return nil, err
 		}
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// decodeMessage fills a read message's tool calls and images from their
+// stored JSON.
+func decodeMessage(parser *fastjson.Parser, m *Message, calls, images string) error {
+	if calls != "" {
+		tc, err := decodeCalls(parser, calls)
+		if err != nil {
+			return fmt.Errorf("message %d: tool calls: %w", m.Seq, err)
+		}
+		m.ToolCalls = tc
+	}
+	if images != "" {
+		if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
+			return fmt.Errorf("message %d: images: %w", m.Seq, err)
+		}
+	}
+	return nil
 }
 
 // decodeCalls reads stored tool calls (the JSON of []llm.ToolCall) with a
@@ -548,9 +573,18 @@ func (s *SQLite) RecordToolRun(ctx context.Context, r ToolRun) error {
 
 // ToolRuns returns a session's tool runs in order.
 func (s *SQLite) ToolRuns(ctx context.Context, id string) ([]ToolRun, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = ? ORDER BY id", id)
+	out, err := s.readToolRuns(ctx, s.db, id)
 	if err != nil {
-		return nil, errSession("read tool runs of", id, s.fileError(err))
+		return nil, errSession("read tool runs of", id, err)
+	}
+	return out, nil
+}
+
+// readToolRuns reads a session's tool runs in order.
+func (s *SQLite) readToolRuns(ctx context.Context, q sqlQuerier, id string) ([]ToolRun, error) {
+	rows, err := q.QueryContext(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, s.fileError(err)
 	}
 	defer rows.Close()
 	var out []ToolRun

@@ -3,14 +3,8 @@ package session
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
-
-	"github.com/valyala/fastjson"
-
-	"github.com/hearth-agent/hearth/llm"
 )
 
 var _ Archiver = (*SQLite)(nil)
@@ -61,13 +55,13 @@ func (s *SQLite) export(ctx context.Context, tx *sql.Tx, id string, depth int) (
 		return nil, errSession("export", id, s.fileError(err))
 	}
 	a := &Archive{Session: *se}
-	if a.Messages, err = s.exportMessages(ctx, tx, id); err != nil {
+	if a.Messages, err = s.readMessages(ctx, tx, id, false); err != nil {
 		return nil, errSession("export", id, err)
 	}
 	if a.Usage, err = s.exportUsage(ctx, tx, id); err != nil {
 		return nil, errSession("export", id, err)
 	}
-	if a.ToolRuns, err = s.exportToolRuns(ctx, tx, id); err != nil {
+	if a.ToolRuns, err = s.readToolRuns(ctx, tx, id); err != nil {
 		return nil, errSession("export", id, err)
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at, id", id)
@@ -88,40 +82,6 @@ func (s *SQLite) export(ctx context.Context, tx *sql.Tx, id string, depth int) (
 	return a, nil
 }
 
-func (s *SQLite) exportMessages(ctx context.Context, tx *sql.Tx, id string) ([]Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
-		FROM messages WHERE session_id = ? ORDER BY seq`, id)
-	if err != nil {
-		return nil, s.fileError(err)
-	}
-	defer rows.Close()
-	var out []Message
-	var parser fastjson.Parser
-	for rows.Next() {
-		var m Message
-		var role, calls, images string
-		var created, partial, compacted, summary, failure int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens,
-			&partial, &compacted, &summary, &failure, &m.Before, &created); err != nil {
-			return nil, err
-		}
-		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
-		m.Partial, m.Compacted, m.Summary, m.Failure = partial != 0, compacted != 0, summary != 0, failure != 0
-		if calls != "" {
-			if m.ToolCalls, err = decodeCalls(&parser, calls); err != nil {
-				return nil, fmt.Errorf("message %d: tool calls: %w", m.Seq, err)
-			}
-		}
-		if images != "" {
-			if err := json.Unmarshal([]byte(images), &m.Images); err != nil {
-				return nil, fmt.Errorf("message %d: images: %w", m.Seq, err)
-			}
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
 func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usage, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT model, input_tokens, output_tokens, at FROM usage WHERE session_id = ? ORDER BY id", id)
 	if err != nil {
@@ -137,26 +97,6 @@ func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usag
 		}
 		u.At = fromMillis(at)
 		out = append(out, u)
-	}
-	return out, rows.Err()
-}
-
-func (s *SQLite) exportToolRuns(ctx context.Context, tx *sql.Tx, id string) ([]ToolRun, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT call_id, name, args, ok, output, error, duration_ms, at FROM tool_runs WHERE session_id = ? ORDER BY id", id)
-	if err != nil {
-		return nil, s.fileError(err)
-	}
-	defer rows.Close()
-	var out []ToolRun
-	for rows.Next() {
-		r := ToolRun{SessionID: id}
-		var args string
-		var ms, at int64
-		if err := rows.Scan(&r.CallID, &r.Name, &args, &r.OK, &r.Output, &r.Error, &ms, &at); err != nil {
-			return nil, err
-		}
-		r.Args, r.Duration, r.At = json.RawMessage(args), time.Duration(ms)*time.Millisecond, fromMillis(at)
-		out = append(out, r)
 	}
 	return out, rows.Err()
 }
