@@ -269,3 +269,19 @@ func TestMigrateMissingSource(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsStoreSettingErrors: a HEARTH_DATABASE_URL that names no store
+// Hearth can use is the user's to fix (exit 2), with a message that says
+// how and hides the password.
+func TestSessionsStoreSettingErrors(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"garbage", "relative path"},
+		{"mysql://u:hunter2@h/x", "not one Hearth knows"},
+	} {
+		env := map[string]string{"HEARTH_HOME": t.TempDir(), "HEARTH_DATABASE_URL": tc.url}
+		code, _, errOut := runHearth(t, env, "sessions", "list")
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "hunter2") {
+			t.Errorf("%s: exit %d, %q", tc.url, code, errOut)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func (a *app) withStore(ctx context.Context, f func(st session.Store) error) err
 	getenv := envscrub.Wrap(a.getenv)
 	loc, pg, err := loader.StoreLocation(cfg, paths, getenv)
 	if err != nil {
-		return err
+		return usageError{err} // the user's setting: exit 2
 	}
 	if !pg {
 		if _, err := os.Stat(loc); errors.Is(err, os.ErrNotExist) {
