@@ -285,3 +285,27 @@ func TestSessionsStoreSettingErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorChecksTheStore: doctor says where sessions are kept, reaches a
+// PostgreSQL store, and names the fix for one it cannot reach.
+func TestDoctorChecksTheStore(t *testing.T) {
+	srv := fakeOllama(t)
+	doctor := func(dbURL string) (int, string) {
+		env := map[string]string{"HEARTH_HOME": t.TempDir(), "OLLAMA_HOST": srv.URL}
+		if dbURL != "" {
+			env["HEARTH_DATABASE_URL"] = dbURL
+		}
+		code, out, _ := runHearth(t, env, "doctor", "-m", "qwen3:4b", "--no-chat", "--json")
+		return code, out
+	}
+	if _, out := doctor(""); !strings.Contains(out, `"name": "sessions"`) || !strings.Contains(out, "kept in SQLite") {
+		t.Errorf("default store: %s", out)
+	}
+	if _, out := doctor("postgres://hearth:hunter2@127.0.0.1:1/hearth?connect_timeout=2"); !strings.Contains(out, "cannot connect to the database") ||
+		!strings.Contains(out, "check HEARTH_DATABASE_URL") || strings.Contains(out, "hunter2") {
+		t.Errorf("unreachable store: %s", out)
+	}
+	if _, out := doctor(pgtest.URL(t)); !strings.Contains(out, "kept in PostgreSQL") || !strings.Contains(out, "reachable, schema up to date") {
+		t.Errorf("PostgreSQL store: %s", out)
+	}
+}
