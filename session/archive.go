@@ -11,26 +11,36 @@ import (
 // store already has: a migration run again skips what it copied before.
 var ErrExists = errors.New("a session with this id exists")
 
-// Archive is a whole session as stored: the session, every message (with
-// its seq, flags, tokens and time, the compacted ones and the summaries
-// included), the token usage of its model calls and the record of its tool
-// runs, oldest first; and, in Children, the same for the sessions of the
-// sub-agents it started (whose own sub-agents are in theirs).
+// Archive is a whole session as stored: the session (archived or not, the
+// fork it is, if one), every message (with its seq, flags, tokens and
+// time, the compacted ones and the summaries included), the token usage of
+// its model calls, the record of its tool runs and its checkpoints, oldest
+// first; and, in Children, the same for the sessions of the sub-agents it
+// started (whose own sub-agents are in theirs).
 //
 // The counts of Session (MessageCount, InputTokens, OutputTokens) are what
-// the store said when it was exported; Import does not read them.
+// the store said when it was exported; Import does not read them. Neither
+// does it read the IDs of Checkpoints: they are the store's own (see
+// Archiver).
+//
+// An archive written before sessions had checkpoints, forks and an
+// archived mark (without those fields) is imported as a session with none.
 type Archive struct {
-	Session  Session
-	Messages []Message
-	Usage    []Usage
-	ToolRuns []ToolRun
+	Session     Session
+	Messages    []Message
+	Usage       []Usage
+	ToolRuns    []ToolRun
+	Checkpoints []Checkpoint
 	// Children are the sessions of the sub-agents this session started,
 	// oldest first; each one's Session.ParentID is this Session.ID.
 	Children []Archive
 }
 
 // Archiver moves whole sessions between stores, exactly: what Import
-// writes reads back as what Export read, ids, seqs and times included.
+// writes reads back as what Export read, ids, seqs and times included, but
+// for the IDs of checkpoints. A checkpoint's ID is unique in its store, so
+// Import gives each a new one (larger than any the store gave before), in
+// the order of the archive: the checkpoints of a session keep their order.
 type Archiver interface {
 	// Export reads a session and its sub-agents' sessions, all of it as
 	// of one moment, or returns ErrNotFound.
@@ -38,8 +48,9 @@ type Archiver interface {
 	// Import writes a session and everything in it, its children after
 	// it, in one transaction: it is all there, or none of it is. It keeps
 	// the ids, seqs, flags, tokens, tool calls' JSON, images, times,
-	// usage and tool runs as they are. A session (or child) whose id the
-	// store has fails with an error wrapping ErrExists.
+	// usage, tool runs and checkpoints (but their IDs) as they are. A
+	// session (or child) whose id the store has fails with an error
+	// wrapping ErrExists.
 	Import(ctx context.Context, a *Archive) error
 	// SessionIDs lists the top-level sessions (those without a parent),
 	// oldest first.
@@ -80,6 +91,15 @@ func checkImport(a *Archive, parent string) error {
 	for _, r := range a.ToolRuns {
 		if r.SessionID != "" && r.SessionID != se.ID {
 			return fmt.Errorf("import session %s: a tool run of session %s", se.ID, r.SessionID)
+		}
+	}
+	for i := range a.Checkpoints {
+		c := &a.Checkpoints[i]
+		if c.SessionID != "" && c.SessionID != se.ID {
+			return fmt.Errorf("import session %s: a checkpoint of session %s", se.ID, c.SessionID)
+		}
+		if err := checkDetail(c); err != nil {
+			return fmt.Errorf("import session %s: checkpoint %d: %w", se.ID, c.ID, err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -54,8 +55,10 @@ func forEachArchiver(t *testing.T, f func(t *testing.T, s archiveStore)) {
 // everything a session can hold: reasoning, tool calls (arguments that
 // JSON encoders like to rewrite), their results, images, a partial reply,
 // a compaction (the summary placed before a later message), the record of
-// a failed turn, usage, tool runs, and a sub-agent's session with one of
-// its own. It returns the top-level session's id.
+// a failed turn, usage, tool runs, checkpoints (a Detail that JSON encoders
+// would rewrite), the archived mark, and a sub-agent's session with one of
+// its own (a fork of the sub-agent's). It returns the top-level session's
+// id.
 func richSession(t *testing.T, s Store) string {
 	t.Helper()
 	ctx := context.Background()
@@ -101,6 +104,16 @@ func richSession(t *testing.T, s Store) string {
 		Output: "ok\n", Duration: 1234 * time.Millisecond, At: at.Add(time.Second)}))
 	must(s.RecordToolRun(ctx, ToolRun{SessionID: top.ID, CallID: "call_1", Name: "read_file", Args: calls[1].Args, OK: false,
 		Error: "no such file", Duration: 7 * time.Millisecond, At: at.Add(2 * time.Second)}))
+	for _, c := range []Checkpoint{
+		{SessionID: top.ID, Kind: CheckpointBefore, Turn: 1, Seq: 2, CallID: "call_0", Tool: "run_shell_command", Tree: "4b825dc6", Workspace: top.Workspace,
+			Detail: json.RawMessage(`{"files": 2, "z": [1.50, "é\u00e9 <&>"],  "a": null}`)},
+		{SessionID: top.ID, Kind: CheckpointAfter, Turn: 1, Seq: 5, Tree: "9f1e22aa", Workspace: top.Workspace},
+		{SessionID: top.ID, Kind: CheckpointUndo, Seq: 7, Tree: "4b825dc6", Detail: json.RawMessage(`{"restored":"9f1e22aa"}`)},
+	} {
+		_, err := s.AddCheckpoint(ctx, c)
+		must(err)
+	}
+	must(s.SetArchived(ctx, top.ID, true))
 
 	child := &Session{Title: "investigate", Model: "qwen3:4b", ParentID: top.ID, ParentCall: "call_9"}
 	must(s.Create(ctx, child))
@@ -112,10 +125,10 @@ func richSession(t *testing.T, s Store) string {
 	must(s.RecordUsage(ctx, Usage{SessionID: child.ID, Model: "qwen3:4b", InputTokens: 300, OutputTokens: 20, At: at}))
 	must(s.RecordToolRun(ctx, ToolRun{SessionID: child.ID, CallID: "c", Name: "glob", Args: json.RawMessage(`{"pattern":"**/*.go"}`), OK: true,
 		Output: "parser.go", Duration: time.Millisecond, At: at}))
-	grandchild := &Session{Title: "deeper", ParentID: child.ID, ParentCall: "c2"}
-	must(s.Create(ctx, grandchild))
-	_, err = s.Append(ctx, grandchild.ID, text(llm.RoleUser, "look deeper"))
+	_, err = s.AddCheckpoint(ctx, Checkpoint{SessionID: child.ID, Kind: CheckpointAfter, Turn: 1, Seq: 1, Tree: "c0ffee"})
 	must(err)
+	grandchild := &Session{Title: "deeper", ParentID: child.ID, ParentCall: "c2"}
+	must(s.Fork(ctx, child.ID, 1, grandchild))
 	return top.ID
 }
 
@@ -202,6 +215,17 @@ func sameSessions(t *testing.T, a, b Store, id string) {
 	if !reflect.DeepEqual(ra, rb) {
 		t.Errorf("ToolRuns of %s:\n%+v\n%+v", id, ra, rb)
 	}
+	cpa, err := a.Checkpoints(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpb, err := b.Checkpoints(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameCheckpoints(cpb, cpa, id, 0); err != nil {
+		t.Errorf("Checkpoints of %s: %v", id, err)
+	}
 	if ca, cb := storedCallsText(t, a, id), storedCallsText(t, b, id); !reflect.DeepEqual(ca, cb) {
 		t.Errorf("the stored tool calls' JSON of %s differ:\n%q\n%q", id, ca, cb)
 	}
@@ -240,6 +264,12 @@ func TestArchiveRoundTrip(t *testing.T) {
 	if len(a.Usage) != 2 || len(a.ToolRuns) != 2 || a.Messages[0].Images == nil {
 		t.Fatalf("export lacks usage, tool runs or images: %+v", a)
 	}
+	child, grandchild := a.Children[0], a.Children[0].Children[0]
+	if !a.Session.Archived || len(a.Checkpoints) != 3 || string(a.Checkpoints[0].Detail) != `{"files": 2, "z": [1.50, "é\u00e9 <&>"],  "a": null}` ||
+		a.Checkpoints[1].Detail != nil || len(child.Checkpoints) != 1 || child.Session.Archived ||
+		grandchild.Session.ForkOf != child.Session.ID || grandchild.Session.ForkSeq != 1 || len(grandchild.Checkpoints) != 1 || grandchild.Checkpoints[0].Tree != "c0ffee" {
+		t.Fatalf("export lacks the archived mark, checkpoints or forks: %+v", a)
+	}
 
 	pg := archivePostgres(t)
 	if err := pg.Import(ctx, a); err != nil {
@@ -250,6 +280,9 @@ func TestArchiveRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Checkpoint IDs included: the stores are new, and take the
+	// checkpoints in the order the first one gave their IDs (see
+	// TestArchiveCheckpointIDs for a store that has some already).
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("exported from PostgreSQL:\n%+v\nfrom SQLite:\n%+v", b, a)
 	}
@@ -369,6 +402,8 @@ func TestArchiveAtomic(t *testing.T) {
 			b.Children[0].Messages = append(m, m[1])
 		}), false, "seq"},
 		{"a child exists", ctx, copyArchive(func(*Archive) {}), true, grandchild},
+		{"a child's checkpoint of another session", ctx, copyArchive(func(b *Archive) { b.Children[0].Checkpoints[0].SessionID = "s-elsewhere" }), false, "checkpoint"},
+		{"a checkpoint's detail is not JSON", ctx, copyArchive(func(b *Archive) { b.Checkpoints[2].Detail = json.RawMessage(`{"restored":`) }), false, "not JSON"},
 		{"cancelled", cancelled, copyArchive(func(*Archive) {}), false, ""},
 	}
 	forEachArchiver(t, func(t *testing.T, s archiveStore) {
@@ -424,6 +459,9 @@ func TestArchiveUnstorableText(t *testing.T) {
 	if err := src.RecordToolRun(ctx, ToolRun{SessionID: se.ID, CallID: "c", Name: "read_file", Output: "\xff\x00", OK: true}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := src.AddCheckpoint(ctx, Checkpoint{SessionID: se.ID, Kind: CheckpointAfter, Tree: "tree\x00", Workspace: "/w\xff"}); err != nil {
+		t.Fatal(err)
+	}
 	a, err := src.Export(ctx, se.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -438,4 +476,101 @@ func TestArchiveUnstorableText(t *testing.T) {
 	if got == nil || got.Title != "binary\uFFFD" || len(msgs) != 1 || msgs[0].Content != "PK\x03\x04\uFFFD\uFFFD" || len(runs) != 1 || runs[0].Output != "\uFFFD\uFFFD" {
 		t.Errorf("%+v %+v %+v", got, msgs, runs)
 	}
+	if cps, err := pg.Checkpoints(ctx, se.ID); err != nil || len(cps) != 1 || cps[0].Tree != "tree\uFFFD" || cps[0].Workspace != "/w\uFFFD" {
+		t.Errorf("checkpoints %+v %v", cps, err)
+	}
+}
+
+// TestArchiveCheckpointIDs: a checkpoint's ID is its store's, so Import
+// gives the archive's new ones, above those the store gave before, in the
+// archive's order; the rest is as exported.
+func TestArchiveCheckpointIDs(t *testing.T) {
+	ctx := context.Background()
+	src := archiveSQLite(t)
+	id := richSession(t, src)
+	a, err := src.Export(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachArchiver(t, func(t *testing.T, s archiveStore) {
+		// The store has checkpoints of its own, more than the archive's.
+		if err := s.Create(ctx, &Session{ID: "mine"}); err != nil {
+			t.Fatal(err)
+		}
+		var last Checkpoint
+		for i := range 10 {
+			if last, err = s.AddCheckpoint(ctx, Checkpoint{SessionID: "mine", Kind: CheckpointAfter, Seq: i, Tree: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Import(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Export(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := last.ID
+		for _, pair := range [][2]*Archive{{a, b}, {&a.Children[0], &b.Children[0]}, {&a.Children[0].Children[0], &b.Children[0].Children[0]}} {
+			want, got := pair[0], pair[1]
+			if err := sameCheckpoints(got.Checkpoints, want.Checkpoints, want.Session.ID, after); err != nil {
+				t.Errorf("%s: %v", want.Session.ID, err)
+			}
+			after = got.Checkpoints[len(got.Checkpoints)-1].ID
+			// But for the IDs, the same archive.
+			for i := range got.Checkpoints {
+				got.Checkpoints[i].ID = want.Checkpoints[i].ID
+			}
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("exported after the import:\n%+v\nwas:\n%+v", b, a)
+		}
+		if cps, err := s.Checkpoints(ctx, "mine"); err != nil || len(cps) != 10 || !reflect.DeepEqual(cps[9], last) {
+			t.Errorf("the store's own checkpoints: %+v %v", cps, err)
+		}
+		// New checkpoints come after the imported ones.
+		c, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: id, Kind: CheckpointAfter, Seq: 9, Tree: "next"})
+		if err != nil || c.ID <= after {
+			t.Errorf("after the import: %+v %v", c, err)
+		}
+	})
+}
+
+// TestArchiveOldFormat: an archive written before sessions had
+// checkpoints, forks and an archived mark is imported: a session with
+// none, not archived.
+func TestArchiveOldFormat(t *testing.T) {
+	const old = `{"Session":{"id":"s-old","title":"From before","model":"m","created_at":"2025-01-02T03:04:05.006Z","updated_at":"2025-01-02T03:05:00Z",
+			"message_count":2,"input_tokens":0,"output_tokens":0},
+		"Messages":[{"role":"user","content":"hi","seq":1,"created_at":"2025-01-02T03:04:05.006Z"},
+			{"role":"assistant","content":"hello","seq":2,"tokens":3,"created_at":"2025-01-02T03:05:00Z"}],
+		"Usage":null,"ToolRuns":[{"session_id":"s-old","call_id":"c","name":"n","args":{},"ok":true,"duration":1000000,"at":"2025-01-02T03:04:06Z"}],
+		"Children":[{"Session":{"id":"s-kid","title":"helper","parent_id":"s-old","parent_call":"c","created_at":"2025-01-02T03:04:05.5Z","updated_at":"2025-01-02T03:04:05.5Z","message_count":0,"input_tokens":0,"output_tokens":0},
+			"Messages":null,"Usage":null,"ToolRuns":null,"Children":null}]}`
+	var a Archive
+	if err := json.Unmarshal([]byte(old), &a); err != nil {
+		t.Fatal(err)
+	}
+	forEachArchiver(t, func(t *testing.T, s archiveStore) {
+		ctx := context.Background()
+		if err := s.Import(ctx, &a); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"s-old", "s-kid"} {
+			got, err := s.Get(ctx, id)
+			if err != nil || got.Archived || got.ForkOf != "" || got.ForkSeq != 0 {
+				t.Errorf("%s: %+v %v", id, got, err)
+			}
+			if cps, err := s.Checkpoints(ctx, id); err != nil || len(cps) != 0 {
+				t.Errorf("%s: checkpoints %+v %v", id, cps, err)
+			}
+		}
+		if l, err := s.List(ctx, ListOptions{}); err != nil || len(l) != 1 || l[0].ID != "s-old" || l[0].MessageCount != 2 {
+			t.Errorf("list %+v %v", l, err)
+		}
+		b, err := s.Export(ctx, "s-old")
+		if err != nil || len(b.Messages) != 2 || len(b.ToolRuns) != 1 || len(b.Children) != 1 || b.Checkpoints != nil {
+			t.Errorf("export %+v %v", b, err)
+		}
+	})
 }

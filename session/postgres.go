@@ -152,6 +152,55 @@ var pgMigrations = []string{
 			EXECUTE format('GRANT ALL ON hearth_instances TO %I', g.rolname);
 		END LOOP;
 	END $$;`,
+	// 3: archived sessions, forks (the session forked and the seq of the
+	// last message taken from it: a name, not a reference, so that a fork
+	// outlives its source and is imported without it), and the
+	// checkpoints of a session's workspace. The table and its sequence get
+	// the rights that tool_runs and its sequence have, as in 2.
+	`ALTER TABLE sessions ADD COLUMN archived boolean NOT NULL DEFAULT false,
+		ADD COLUMN fork_of text NOT NULL DEFAULT '',
+		ADD COLUMN fork_seq integer NOT NULL DEFAULT 0;
+	CREATE TABLE checkpoints (
+		id         bigserial PRIMARY KEY,
+		session_id text NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		kind       text NOT NULL,
+		turn       integer NOT NULL DEFAULT 0,
+		seq        integer NOT NULL DEFAULT 0,
+		call_id    text NOT NULL DEFAULT '',
+		tool       text NOT NULL DEFAULT '',
+		tree       text NOT NULL DEFAULT '',
+		workspace  text NOT NULL DEFAULT '',
+		detail     text,
+		created_at timestamptz NOT NULL
+	);
+	CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
+	DO $$
+	DECLARE
+		g record;
+		v_from regclass := pg_get_serial_sequence('tool_runs', 'id')::regclass;
+		v_to text := pg_get_serial_sequence('checkpoints', 'id');
+	BEGIN
+		FOR g IN SELECT c.oid = v_from AS is_seq, a.grantee, a.privilege_type, r.rolname
+			FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+			WHERE c.oid IN ('tool_runs'::regclass, v_from) AND a.grantee <> c.relowner AND (r.rolname IS NULL OR r.rolname <> current_user)
+		LOOP
+			IF g.grantee = 0 AND g.is_seq THEN
+				EXECUTE format('GRANT %s ON SEQUENCE %s TO PUBLIC', g.privilege_type, v_to);
+			ELSIF g.grantee = 0 THEN
+				EXECUTE format('GRANT %s ON checkpoints TO PUBLIC', g.privilege_type);
+			ELSIF g.rolname IS NOT NULL AND g.is_seq THEN
+				EXECUTE format('GRANT %s ON SEQUENCE %s TO %I', g.privilege_type, v_to, g.rolname);
+			ELSIF g.rolname IS NOT NULL THEN
+				EXECUTE format('GRANT %s ON checkpoints TO %I', g.privilege_type, g.rolname);
+			END IF;
+		END LOOP;
+		FOR g IN SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+			WHERE c.oid = 'tool_runs'::regclass AND r.rolname <> current_user
+		LOOP
+			EXECUTE format('GRANT ALL ON checkpoints TO %I', g.rolname);
+			EXECUTE format('GRANT ALL ON SEQUENCE %s TO %I', v_to, g.rolname);
+		END LOOP;
+	END $$;`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -958,8 +1007,9 @@ func (p *Postgres) Create(ctx context.Context, se *Session) error {
 	if se.ParentID != "" {
 		parent = se.ParentID
 	}
-	_, err := p.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, pgText(se.ID), pgText(se.Title), pgText(se.Provider), pgText(se.Model), pgText(se.Workspace), parent, pgText(se.ParentCall), t)
+	_, err := p.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`, pgText(se.ID), pgText(se.Title), pgText(se.Provider), pgText(se.Model), pgText(se.Workspace), parent, pgText(se.ParentCall),
+		se.Archived, pgText(se.ForkOf), se.ForkSeq, t)
 	if err != nil {
 		if isPgCode(err, "23505", "23503") {
 			return fmt.Errorf("create session %s: a session with this id exists, or its parent does not", se.ID)
@@ -969,7 +1019,7 @@ func (p *Postgres) Create(ctx context.Context, se *Session) error {
 	return nil
 }
 
-const pgSessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.created_at, s.updated_at,
+const pgSessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.archived, s.fork_of, s.fork_seq, s.created_at, s.updated_at,
 	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
 	(SELECT COALESCE(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id),
 	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id)`
@@ -977,8 +1027,8 @@ const pgSessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALE
 func scanPgSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var se Session
 	var count, in, out int64
-	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &se.CreatedAt, &se.UpdatedAt,
-		&count, &in, &out)
+	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &se.Archived, &se.ForkOf, &se.ForkSeq,
+		&se.CreatedAt, &se.UpdatedAt, &count, &in, &out)
 	se.CreatedAt, se.UpdatedAt = se.CreatedAt.UTC(), se.UpdatedAt.UTC()
 	se.MessageCount, se.InputTokens, se.OutputTokens = int(count), int(in), int(out)
 	return &se, err
@@ -996,10 +1046,11 @@ func (p *Postgres) Get(ctx context.Context, id string) (*Session, error) {
 	return se, nil
 }
 
-// List returns sessions, most recently updated first.
+// List returns sessions, most recently updated first: the archived ones
+// only when opts.Archived, the others only when not.
 func (p *Postgres) List(ctx context.Context, opts ListOptions) ([]Session, error) {
-	q := "SELECT " + pgSessionColumns + " FROM sessions s WHERE "
-	var args []any
+	q := "SELECT " + pgSessionColumns + " FROM sessions s WHERE s.archived = $1 AND "
+	args := []any{opts.Archived}
 	if opts.ParentID == "" {
 		q += "s.parent_id IS NULL"
 	} else {
@@ -1048,9 +1099,10 @@ func (p *Postgres) Rename(ctx context.Context, id, title string) error {
 	return nil
 }
 
-// Delete removes a session with its messages, usage, tool runs and turns.
-// Its lock is left alone: the deleter may hold it (and releases it with
-// its unlock); a lock row whose holder is gone is Purge's.
+// Delete removes a session with its messages, usage, tool runs,
+// checkpoints and turns. Its forks stay (their ForkOf names a session that
+// is gone). Its lock is left alone: the deleter may hold it (and releases
+// it with its unlock); a lock row whose holder is gone is Purge's.
 func (p *Postgres) Delete(ctx context.Context, id string) error {
 	tag, err := p.pool.Exec(ctx, "DELETE FROM sessions WHERE id = $1", pgText(id))
 	if err != nil {

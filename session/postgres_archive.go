@@ -56,6 +56,9 @@ func (p *Postgres) export(ctx context.Context, tx pgx.Tx, id string, depth int) 
 	if a.ToolRuns, err = p.readToolRuns(ctx, tx, se.ID); err != nil {
 		return nil, errSession("export", id, err)
 	}
+	if a.Checkpoints, err = p.readCheckpoints(ctx, tx, se.ID); err != nil {
+		return nil, errSession("export", id, err)
+	}
 	rows, err := tx.Query(ctx, "SELECT id FROM sessions WHERE parent_id = $1 ORDER BY created_at, id", se.ID)
 	if err != nil {
 		return nil, errSession("export", id, p.connError(err))
@@ -95,10 +98,11 @@ func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usa
 	return out, nil
 }
 
-// Import writes a session, its messages, usage and tool runs, then its
-// children, in one transaction. Text goes through pgText, as every write
-// of this store's does: a NUL or invalid UTF-8 (which SQLite keeps and
-// PostgreSQL's text cannot hold) becomes U+FFFD.
+// Import writes a session, its messages, usage, tool runs and checkpoints
+// (with new IDs, in order), then its children, in one transaction. Text
+// goes through pgText, as every write of this store's does: a NUL or
+// invalid UTF-8 (which SQLite keeps and PostgreSQL's text cannot hold)
+// becomes U+FFFD.
 func (p *Postgres) Import(ctx context.Context, a *Archive) error {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -124,10 +128,10 @@ func (p *Postgres) importSession(ctx context.Context, tx pgx.Tx, a *Archive, par
 	if se.ParentID != "" {
 		parentID = pgText(se.ParentID)
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+	tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
 		id, pgText(se.Title), pgText(se.Provider), pgText(se.Model), pgText(se.Workspace), parentID, pgText(se.ParentCall),
-		pgTime(se.CreatedAt), pgTime(se.UpdatedAt))
+		se.Archived, pgText(se.ForkOf), se.ForkSeq, pgTime(se.CreatedAt), pgTime(se.UpdatedAt))
 	switch {
 	case isPgCode(err, "23503"):
 		return fmt.Errorf("import session %s: its parent session %s is not in the store", se.ID, se.ParentID)
@@ -171,6 +175,18 @@ func (p *Postgres) importSession(ctx context.Context, tx pgx.Tx, a *Archive, par
 				r.Duration.Milliseconds(), pgTime(r.At)}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tool_runs"}, []string{"session_id", "call_id", "name", "args", "ok", "output", "error", "duration_ms", "at"},
+			pgx.CopyFromRows(rows)); err != nil {
+			return errSession("import", se.ID, p.connError(err))
+		}
+	}
+	if len(a.Checkpoints) > 0 {
+		// COPY writes the rows in order: their new ids keep it.
+		rows := make([][]any, len(a.Checkpoints))
+		for i, c := range a.Checkpoints {
+			rows[i] = []any{id, pgText(c.Kind), c.Turn, c.Seq, pgText(c.CallID), pgText(c.Tool), pgText(c.Tree), pgText(c.Workspace),
+				pgDetail(c.Detail), pgTime(c.CreatedAt)}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"checkpoints"}, []string{"session_id", "kind", "turn", "seq", "call_id", "tool", "tree", "workspace", "detail", "created_at"},
 			pgx.CopyFromRows(rows)); err != nil {
 			return errSession("import", se.ID, p.connError(err))
 		}

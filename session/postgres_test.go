@@ -545,3 +545,83 @@ func TestPostgresOrdinaryRole(t *testing.T) {
 	}
 	unlock()
 }
+
+// TestPostgresMigrateFrom2: a database of schema 2 (before checkpoints,
+// forks and archived sessions), whose tables a second role was granted,
+// is brought to schema 3 by its owner: its sessions keep everything, are
+// not archived nor forks, and have no checkpoints; the second role gets
+// the rights on the new table (and its sequence) that it has on the tool
+// runs, and uses it.
+func TestPostgresMigrateFrom2(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := pgtest.URL(t)
+	admin := pgConn(t, raw)
+	roles := pgRoles(t, admin, 2)
+	pgExec(t, admin, "ALTER DATABASE "+pgDatabase(t, raw)+" OWNER TO "+roles[0])
+	owner := pgConn(t, urlAs(t, raw, roles[0]))
+	pgExec(t, owner, `CREATE TABLE hearth_meta (key text PRIMARY KEY, value text NOT NULL);
+		INSERT INTO hearth_meta (key, value) VALUES ('application', 'hearth'), ('schema_version', '2')`)
+	pgExec(t, owner, pgMigrations[0])
+	pgExec(t, owner, pgMigrations[1])
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	pgExec(t, owner, "INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('s1', 'kept', '/w', $1, $1)", created)
+	pgExec(t, owner, `INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, tokens, created_at) VALUES
+		('s1', 1, 'user', 'hello', '', '', '', 3, $1),
+		('s1', 2, 'assistant', '', '[{"id":"call_0","name":"read_file","args":{"path":"a"}}]', '', '', 7, $1),
+		('s1', 3, 'tool', 'A', '', 'call_0', 'read_file', 1, $1)`, created)
+	pgExec(t, owner, `INSERT INTO tool_runs (session_id, call_id, name, args, ok, output, duration_ms, at) VALUES ('s1', 'call_0', 'read_file', '{}', true, 'A', 5, $1)`, created)
+	pgExec(t, admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT SELECT ON tool_runs TO PUBLIC")
+
+	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
+	var v string
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" || v != fmt.Sprint(len(pgMigrations)) {
+		t.Fatalf("schema_version %q %v", v, err)
+	}
+	got, err := a.Get(ctx, "s1")
+	if err != nil || got.Title != "kept" || got.Workspace != "/w" || got.Archived || got.ForkOf != "" || got.ForkSeq != 0 || got.MessageCount != 3 ||
+		!got.CreatedAt.Equal(created) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if cs, err := a.Checkpoints(ctx, "s1"); err != nil || cs == nil || len(cs) != 0 {
+		t.Errorf("checkpoints %+v %v", cs, err)
+	}
+	// The second role: the same rights on checkpoints as on tool_runs.
+	for _, priv := range []string{"SELECT", "INSERT", "UPDATE", "DELETE"} {
+		var has bool
+		if err := admin.QueryRow(ctx, "SELECT has_table_privilege($1, 'checkpoints', $2)", roles[1], priv).Scan(&has); err != nil || !has {
+			t.Errorf("%s on checkpoints: %v %v", priv, has, err)
+		}
+	}
+	var truncate, usage, public, publicInsert bool
+	if err := admin.QueryRow(ctx, `SELECT has_table_privilege($1, 'checkpoints', 'TRUNCATE'), has_sequence_privilege($1, pg_get_serial_sequence('checkpoints', 'id'), 'USAGE'),
+			has_table_privilege('public', 'checkpoints', 'SELECT'), has_table_privilege('public', 'checkpoints', 'INSERT')`,
+		roles[1]).Scan(&truncate, &usage, &public, &publicInsert); err != nil || truncate || !usage || !public || publicInsert {
+		t.Errorf("TRUNCATE %v (not granted on tool_runs), USAGE of the sequence %v, PUBLIC's SELECT %v and INSERT %v: %v", truncate, usage, public, publicInsert, err)
+	}
+	b := openPostgresAs(t, urlAs(t, raw, roles[1]), "B")
+	if _, err := b.AddCheckpoint(ctx, Checkpoint{SessionID: "s1", Kind: CheckpointAfter, Seq: 3, Tree: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	fork := &Session{}
+	if err := b.Fork(ctx, "s1", 0, fork); err != nil || fork.ForkSeq != 3 {
+		t.Fatalf("fork %+v %v", fork, err)
+	}
+	if runs, err := b.ToolRuns(ctx, fork.ID); err != nil || len(runs) != 1 {
+		t.Errorf("fork's tool runs %+v %v", runs, err)
+	}
+	if cs, err := a.Checkpoints(ctx, fork.ID); err != nil || len(cs) != 1 || cs[0].Tree != "t1" {
+		t.Errorf("fork's checkpoints %+v %v", cs, err)
+	}
+	if err := b.Truncate(ctx, "s1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetArchived(ctx, "s1", true); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := a.List(ctx, ListOptions{Archived: true}); err != nil || len(l) != 1 || l[0].ID != "s1" || l[0].MessageCount != 1 {
+		t.Errorf("archived %+v %v", l, err)
+	}
+}

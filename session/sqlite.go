@@ -85,6 +85,28 @@ var migrations = []string{
 	// (IF NOT EXISTS: two processes that open an old file at once both
 	// migrate it.)
 	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+	// 4: archived sessions, forks (the session forked and the seq of the
+	// last message taken from it: a name, not a reference, so that a fork
+	// outlives its source and is imported without it), and the
+	// checkpoints of a session's workspace (AUTOINCREMENT: an id is never
+	// given twice, not even the last one's after it is deleted).
+	`ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN fork_of TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN fork_seq INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE checkpoints (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		kind       TEXT NOT NULL,
+		turn       INTEGER NOT NULL DEFAULT 0,
+		seq        INTEGER NOT NULL DEFAULT 0,
+		call_id    TEXT NOT NULL DEFAULT '',
+		tool       TEXT NOT NULL DEFAULT '',
+		tree       TEXT NOT NULL DEFAULT '',
+		workspace  TEXT NOT NULL DEFAULT '',
+		detail     TEXT,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX checkpoints_session ON checkpoints(session_id, id);`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -210,6 +232,23 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		if err != nil {
 			return s.fileError(err)
 		}
+		// The version again, now that this transaction holds the file's
+		// write lock: another process that opened the file at the same
+		// time may have migrated it meanwhile (and a migration that adds
+		// a column cannot run twice).
+		var current int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+			tx.Rollback()
+			return s.fileError(err)
+		}
+		if current > v {
+			tx.Rollback()
+			if current > len(migrations) {
+				return fmt.Errorf("session store %s was written by a newer Hearth (schema %d, this one knows %d): upgrade Hearth", s.path, current, len(migrations))
+			}
+			v = current - 1
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("session store %s: migrating to schema %d: %w", s.path, v+1, err)
@@ -248,8 +287,8 @@ func (s *SQLite) Create(ctx context.Context, se *Session) error {
 	if se.ParentID != "" {
 		parent = se.ParentID
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parent, se.ParentCall, t, t)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parent, se.ParentCall, se.Archived, se.ForkOf, se.ForkSeq, t, t)
 	if err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("create session %s: a session with this id exists, or its parent does not", se.ID)
@@ -264,17 +303,17 @@ func isConstraint(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }
 
-const sessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.created_at, s.updated_at,
+const sessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.archived, s.fork_of, s.fork_seq, s.created_at, s.updated_at,
 	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
 	(SELECT COALESCE(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id),
 	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id)`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var se Session
-	var created, updated int64
-	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &created, &updated,
+	var created, updated, archived int64
+	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &archived, &se.ForkOf, &se.ForkSeq, &created, &updated,
 		&se.MessageCount, &se.InputTokens, &se.OutputTokens)
-	se.CreatedAt, se.UpdatedAt = fromMillis(created), fromMillis(updated)
+	se.CreatedAt, se.UpdatedAt, se.Archived = fromMillis(created), fromMillis(updated), archived != 0
 	return &se, err
 }
 
@@ -290,10 +329,11 @@ func (s *SQLite) Get(ctx context.Context, id string) (*Session, error) {
 	return se, nil
 }
 
-// List returns sessions, most recently updated first.
+// List returns sessions, most recently updated first: the archived ones
+// only when opts.Archived, the others only when not.
 func (s *SQLite) List(ctx context.Context, opts ListOptions) ([]Session, error) {
-	q := "SELECT " + sessionColumns + " FROM sessions s WHERE "
-	var args []any
+	q := "SELECT " + sessionColumns + " FROM sessions s WHERE s.archived = ? AND "
+	args := []any{opts.Archived}
 	if opts.ParentID == "" {
 		q += "s.parent_id IS NULL"
 	} else {
@@ -337,7 +377,8 @@ func (s *SQLite) Rename(ctx context.Context, id, title string) error {
 	return nil
 }
 
-// Delete removes a session with its messages, usage and tool runs.
+// Delete removes a session with its messages, usage, tool runs and
+// checkpoints. Its forks stay (their ForkOf names a session that is gone).
 func (s *SQLite) Delete(ctx context.Context, id string) error {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
 	if err != nil {

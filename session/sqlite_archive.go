@@ -64,6 +64,9 @@ func (s *SQLite) export(ctx context.Context, tx *sql.Tx, id string, depth int) (
 	if a.ToolRuns, err = s.readToolRuns(ctx, tx, id); err != nil {
 		return nil, errSession("export", id, err)
 	}
+	if a.Checkpoints, err = s.readCheckpoints(ctx, tx, id); err != nil {
+		return nil, errSession("export", id, err)
+	}
 	rows, err := tx.QueryContext(ctx, "SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at, id", id)
 	if err != nil {
 		return nil, errSession("export", id, s.fileError(err))
@@ -101,8 +104,8 @@ func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usag
 	return out, rows.Err()
 }
 
-// Import writes a session, its messages, usage and tool runs, then its
-// children, in one transaction.
+// Import writes a session, its messages, usage, tool runs and checkpoints
+// (with new IDs, in order), then its children, in one transaction.
 func (s *SQLite) Import(ctx context.Context, a *Archive) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -134,9 +137,9 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 	if se.ParentID != "" {
 		parentID = se.ParentID
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parentID, se.ParentCall,
-		se.CreatedAt.UnixMilli(), se.UpdatedAt.UnixMilli())
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parentID, se.ParentCall,
+		se.Archived, se.ForkOf, se.ForkSeq, se.CreatedAt.UnixMilli(), se.UpdatedAt.UnixMilli())
 	if err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("import session %s: its parent session %s is not in the store", se.ID, se.ParentID)
@@ -171,6 +174,13 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 	for _, r := range a.ToolRuns {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO tool_runs (session_id, call_id, name, args, ok, output, error, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			se.ID, r.CallID, r.Name, string(r.Args), r.OK, r.Output, r.Error, r.Duration.Milliseconds(), r.At.UnixMilli()); err != nil {
+			return errSession("import", se.ID, s.fileError(err))
+		}
+	}
+	for _, c := range a.Checkpoints {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (session_id, kind, turn, seq, call_id, tool, tree, workspace, detail, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, c.Kind, c.Turn, c.Seq, c.CallID, c.Tool, c.Tree, c.Workspace, sqliteDetail(c.Detail),
+			c.CreatedAt.UnixMilli()); err != nil {
 			return errSession("import", se.ID, s.fileError(err))
 		}
 	}

@@ -2,10 +2,13 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,7 +98,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 1, as the first Hearth left it.
-	for _, q := range []string{"DROP TABLE meta", "DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
+	for _, q := range []string{"DROP TABLE meta", "DROP TABLE checkpoints", "DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}
@@ -161,5 +164,122 @@ func TestStructureCheckedOnceADay(t *testing.T) {
 			t.Errorf("%s: checked %v, want %v", step.name, s.checked, step.checked)
 		}
 		s.Close()
+	}
+}
+
+// schemaFile writes a Hearth database of schema version (the first
+// version migrations, as the Hearth of that version left it) at path, and
+// runs setup on it.
+func schemaFile(t *testing.T, path string, version int, setup ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range append(append(migrations[:version:version], fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", version, appID)), setup...) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestMigrateFromSchema3: a database of schema 3 (before checkpoints,
+// forks and archived sessions) keeps everything in it; its sessions are
+// not archived nor forks, have no checkpoints, and can be given them,
+// forked and truncated.
+func TestMigrateFromSchema3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	schemaFile(t, path, 3,
+		"INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('old', 'Old one', '/w', 1000, 2000)",
+		"INSERT INTO sessions (id, title, parent_id, parent_call, created_at, updated_at) VALUES ('kid', 'Sub-agent', 'old', 'call_9', 1500, 1500)",
+		`INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, tokens, created_at) VALUES
+			('old', 1, 'user', 'hello', '', '', '', 3, 1000),
+			('old', 2, 'assistant', '', '[{"id":"call_0","name":"read_file","args":{"path":"a"}}]', '', '', 7, 1001),
+			('old', 3, 'tool', 'A', '', 'call_0', 'read_file', 1, 1002),
+			('old', 4, 'assistant', 'It says A.', '', '', '', 4, 1003)`,
+		"INSERT INTO tool_runs (session_id, call_id, name, args, ok, output, duration_ms, at) VALUES ('old', 'call_0', 'read_file', '{\"path\":\"a\"}', 1, 'A', 5, 1002)",
+		"INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES ('old', 'm', 10, 2, 1001)",
+	)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 4 {
+		t.Fatalf("schema %d %v", v, err)
+	}
+	got, err := s.Get(ctx, "old")
+	if err != nil || got.Title != "Old one" || got.Workspace != "/w" || got.Archived || got.ForkOf != "" || got.ForkSeq != 0 ||
+		got.MessageCount != 4 || got.InputTokens != 10 || !got.CreatedAt.Equal(fromMillis(1000)) || !got.UpdatedAt.Equal(fromMillis(2000)) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	msgs, err := s.Messages(ctx, "old")
+	if err != nil || len(msgs) != 4 || msgs[1].ToolCalls[0].ID != "call_0" || string(msgs[1].ToolCalls[0].Args) != `{"path":"a"}` || msgs[2].Content != "A" {
+		t.Fatalf("%+v %v", msgs, err)
+	}
+	if l, err := s.List(ctx, ListOptions{}); err != nil || len(l) != 1 || l[0].ID != "old" {
+		t.Errorf("list %+v %v", l, err)
+	}
+	if l, err := s.List(ctx, ListOptions{ParentID: "old"}); err != nil || len(l) != 1 || l[0].ID != "kid" || l[0].ParentCall != "call_9" {
+		t.Errorf("children %+v %v", l, err)
+	}
+	if cs, err := s.Checkpoints(ctx, "old"); err != nil || cs == nil || len(cs) != 0 {
+		t.Errorf("checkpoints %+v %v", cs, err)
+	}
+	c, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: "old", Kind: CheckpointAfter, Turn: 1, Seq: 4, Tree: "t1"})
+	if err != nil || c.ID != 1 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	fork := &Session{}
+	if err := s.Fork(ctx, "old", 3, fork); err != nil || fork.ForkOf != "old" || fork.ForkSeq != 3 || fork.Title != "Old one" {
+		t.Fatalf("fork %+v %v", fork, err)
+	}
+	if runs, err := s.ToolRuns(ctx, fork.ID); err != nil || len(runs) != 1 || runs[0].Output != "A" {
+		t.Errorf("fork's tool runs %+v %v", runs, err)
+	}
+	if err := s.Truncate(ctx, "old", 2); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Append(ctx, "old", msg(llm.RoleUser, "again")); err != nil || m[0].Seq != 3 {
+		t.Errorf("append after truncate %+v %v", m, err)
+	}
+	if err := s.SetArchived(ctx, "old", true); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.List(ctx, ListOptions{Archived: true}); err != nil || len(l) != 1 || l[0].ID != "old" || !l[0].Archived {
+		t.Errorf("archived %+v %v", l, err)
+	}
+}
+
+// TestMigrateConcurrently: processes that open an old file at the same
+// time all open it; one of them migrates it (a migration that adds a
+// column runs once).
+func TestMigrateConcurrently(t *testing.T) {
+	ctx := context.Background()
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), "hearth.db")
+		schemaFile(t, path, 2, "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('old', 'kept', 1, 1)")
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				s, err := Open(ctx, path)
+				if err == nil {
+					_, err = s.Get(ctx, "old")
+					s.Close()
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -173,6 +174,14 @@ func TestNotFound(t *testing.T) {
 				"messages":      func() error { _, err := s.Messages(ctx, id); return err }(),
 				"live messages": func() error { _, err := s.LiveMessages(ctx, id); return err }(),
 				"append":        func() error { _, err := s.Append(ctx, id, msg(llm.RoleUser, "x")); return err }(),
+				"add checkpoint": func() error {
+					_, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: id, Kind: CheckpointAfter, Tree: "t"})
+					return err
+				}(),
+				"checkpoints":  func() error { _, err := s.Checkpoints(ctx, id); return err }(),
+				"set archived": s.SetArchived(ctx, id, true),
+				"fork":         s.Fork(ctx, id, 0, &Session{}),
+				"truncate":     s.Truncate(ctx, id, 0),
 			} {
 				if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), id) {
 					t.Errorf("%s %s: %v", op, id, err)
@@ -860,6 +869,768 @@ func TestFailureRecords(t *testing.T) {
 		}
 		if live, _ := s.LiveMessages(ctx, "s1"); len(live) != 3 || !live[1].Failure {
 			t.Errorf("live messages keep the record (History leaves it out): %+v", live)
+		}
+	})
+}
+
+// rewound is what rewindSession stored: the messages, tool runs and
+// checkpoints of the session, as read back.
+type rewound struct {
+	id       string
+	msgs     []Message
+	runs     []ToolRun
+	cps      []Checkpoint
+	updated  time.Time
+	maxCheck int64 // the largest checkpoint ID of the store
+}
+
+// rewindSession stores a session to fork and truncate, and reads it back:
+//
+//	 1 user       "read a and b"
+//	 2 assistant  calls call_0 and call_1            (checkpoint t1, before call_0)
+//	 3 tool       call_0 "A"
+//	 4 tool       call_1 "B"
+//	 5 assistant  "a says A, b says B"               (checkpoint t2, after the turn)
+//	 6 user       "and c?", with an image
+//	 7 assistant  calls call_0 again (a new reply)   (checkpoint t3, before it)
+//	 8 tool       call_0 "C"
+//	 9 assistant  a failure record                   (checkpoint t4, an undo)
+//	10 summary of 1-5, placed before 6
+//	11 user       "go on"
+//	12 assistant  "Going", partial                    (checkpoint t5)
+//
+// Its tool runs: call_0 and call_1 of seq 2, call_0 of seq 7 (recorded
+// after seq 7 was stored), and one of a call no message names.
+func rewindSession(t *testing.T, s Store) rewound {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	se := &Session{Title: "rewind me", Provider: "ollama", Model: "qwen3:4b", Workspace: "/w"}
+	must(s.Create(ctx, se))
+	id := se.ID
+	call := func(id, path string) llm.ToolCall {
+		return llm.ToolCall{ID: id, Name: "read_file", Args: json.RawMessage(`{"path": "` + path + `"}`)}
+	}
+	result := func(id, content string) Message {
+		return Message{Message: llm.Message{Role: llm.RoleTool, ToolCallID: id, ToolName: "read_file", Content: content}}
+	}
+	checkpoint := func(c Checkpoint) {
+		t.Helper()
+		c.SessionID = id
+		_, err := s.AddCheckpoint(ctx, c)
+		must(err)
+	}
+	_, err := s.Append(ctx, id, msg(llm.RoleUser, "read a and b"),
+		Message{Message: llm.Message{Role: llm.RoleAssistant, Thinking: "both files", ToolCalls: []llm.ToolCall{call("call_0", "a"), call("call_1", "b")}}, Tokens: 12})
+	must(err)
+	checkpoint(Checkpoint{Kind: CheckpointBefore, Turn: 1, Seq: 2, CallID: "call_0", Tool: "read_file", Tree: "t1", Workspace: "/w",
+		Detail: json.RawMessage(`{"files": 2,  "paths": ["a", "b"], "é": "\u00e9"}`)})
+	must(s.RecordToolRun(ctx, ToolRun{SessionID: id, CallID: "call_0", Name: "read_file", Args: json.RawMessage(`{"path": "a"}`), OK: true, Output: "A", Duration: 3 * time.Millisecond}))
+	must(s.RecordToolRun(ctx, ToolRun{SessionID: id, CallID: "call_1", Name: "read_file", Args: json.RawMessage(`{"path": "b"}`), Error: "denied", Duration: time.Millisecond}))
+	must(s.RecordToolRun(ctx, ToolRun{SessionID: id, CallID: "call_x", Name: "glob", Args: json.RawMessage(`{}`), OK: true, Output: "orphan"}))
+	user := msg(llm.RoleUser, "and c?")
+	user.Images = [][]byte{{0x89, 'P', 'N', 'G', 0}}
+	_, err = s.Append(ctx, id, result("call_0", "A"), result("call_1", "B"), msg(llm.RoleAssistant, "a says A, b says B"), user)
+	must(err)
+	checkpoint(Checkpoint{Kind: CheckpointAfter, Turn: 1, Seq: 5, Tree: "t2", Workspace: "/w"})
+	// The next reply is stored a millisecond (the stores' precision) after
+	// the runs of the first one were recorded.
+	time.Sleep(2 * time.Millisecond)
+	_, err = s.Append(ctx, id, Message{Message: llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("call_0", "c")}}})
+	must(err)
+	checkpoint(Checkpoint{Kind: CheckpointBefore, Turn: 6, Seq: 7, CallID: "call_0", Tool: "read_file", Tree: "t3", Workspace: "/w"})
+	must(s.RecordToolRun(ctx, ToolRun{SessionID: id, CallID: "call_0", Name: "read_file", Args: json.RawMessage(`{"path": "c"}`), OK: true, Output: "C"}))
+	_, err = s.Append(ctx, id, result("call_0", "C"), FailureMessage(errors.New("boom")))
+	must(err)
+	checkpoint(Checkpoint{Kind: CheckpointUndo, Seq: 9, Tree: "t4", Detail: json.RawMessage(`{"restored":"t2"}`)})
+	_, err = s.Compact(ctx, id, []int{1, 2, 3, 4, 5}, 6, msg(llm.RoleUser, "[Summary] read a and b"))
+	must(err)
+	partial := msg(llm.RoleAssistant, "Going")
+	partial.Partial = true
+	_, err = s.Append(ctx, id, msg(llm.RoleUser, "go on"), partial)
+	must(err)
+	checkpoint(Checkpoint{Kind: CheckpointAfter, Turn: 11, Seq: 12, Tree: "t5", Workspace: "/w"})
+
+	r := rewound{id: id}
+	if r.msgs, err = s.Messages(ctx, id); err != nil || len(r.msgs) != 12 {
+		t.Fatalf("%v %+v", err, r.msgs)
+	}
+	if r.runs, err = s.ToolRuns(ctx, id); err != nil || len(r.runs) != 4 {
+		t.Fatalf("%v %+v", err, r.runs)
+	}
+	if r.cps, err = s.Checkpoints(ctx, id); err != nil || len(r.cps) != 5 {
+		t.Fatalf("%v %+v", err, r.cps)
+	}
+	got, err := s.Get(ctx, id)
+	must(err)
+	r.updated, r.maxCheck = got.UpdatedAt, r.cps[4].ID
+	return r
+}
+
+// unchanged checks that the session r is as rewindSession left it.
+func (r rewound) unchanged(t *testing.T, s Store) {
+	t.Helper()
+	ctx := context.Background()
+	if m, err := s.Messages(ctx, r.id); err != nil || !reflect.DeepEqual(m, r.msgs) {
+		t.Errorf("the source's messages changed: %v\n%+v", err, m)
+	}
+	if runs, err := s.ToolRuns(ctx, r.id); err != nil || !reflect.DeepEqual(runs, r.runs) {
+		t.Errorf("the source's tool runs changed: %v\n%+v", err, runs)
+	}
+	if cps, err := s.Checkpoints(ctx, r.id); err != nil || !reflect.DeepEqual(cps, r.cps) {
+		t.Errorf("the source's checkpoints changed: %v\n%+v", err, cps)
+	}
+	if got, err := s.Get(ctx, r.id); err != nil || !got.UpdatedAt.Equal(r.updated) || got.ForkOf != "" || got.Archived {
+		t.Errorf("the source changed: %v %+v", err, got)
+	}
+}
+
+// upTo returns msgs up to seq last, the seqs live made live again.
+func upTo(msgs []Message, last int, live ...int) []Message {
+	var out []Message
+	for _, m := range msgs {
+		if m.Seq <= last {
+			if slices.Contains(live, m.Seq) {
+				m.Compacted = false
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sameCheckpoints says whether got are want in a session id, but for
+// their IDs, which must increase and be above after.
+func sameCheckpoints(got, want []Checkpoint, id string, after int64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d checkpoints, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].ID <= after {
+			return fmt.Errorf("checkpoint %d: ID %d, after %d", i, got[i].ID, after)
+		}
+		after = got[i].ID
+		g, w := got[i], want[i]
+		g.ID, w.ID, w.SessionID = 0, 0, id
+		if !reflect.DeepEqual(g, w) {
+			return fmt.Errorf("checkpoint %d:\n%+v, want\n%+v", i, g, w)
+		}
+	}
+	return nil
+}
+
+func trees(cps []Checkpoint) []string {
+	var out []string
+	for _, c := range cps {
+		out = append(out, c.Tree)
+	}
+	return out
+}
+
+func TestCheckpoints(t *testing.T) {
+	const raw = "t\x00ree \xff"
+	const replaced = "t\uFFFDree \uFFFD"
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		for _, id := range []string{"s1", "s2", "s3"} {
+			if err := s.Create(ctx, &Session{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in := []Checkpoint{
+			{SessionID: "s1", Kind: CheckpointBefore, Turn: 1, Seq: 2, CallID: "call_0", Tool: "edit_file", Tree: "3f2a", Workspace: "/home/me/src",
+				Detail: json.RawMessage(`{"b": 1,  "a": "caf\u00e9 é \"q\" <&>",` + "\n" + ` "n": [1.50, 2e3, null]}`)},
+			{SessionID: "s2", Kind: CheckpointAfter, Turn: 1, Seq: 5, Tree: "9c1d"},
+			{SessionID: "s1", Kind: CheckpointAfter, Turn: 1, Seq: 4, Tree: "77aa", Detail: json.RawMessage{}},
+			{SessionID: "s1", Kind: CheckpointUndo, Seq: 4, Tree: "0b0b", Detail: json.RawMessage(`{"restored":"3f2a"}`)},
+			{SessionID: "s1", Kind: CheckpointRedo, Seq: 4, Tree: "77aa", Detail: json.RawMessage(` "a JSON string" `)},
+			{SessionID: "s2", Kind: CheckpointRewind, Seq: 0, Tree: "e0e0", Workspace: "/w"},
+		}
+		var stored []Checkpoint
+		for i, c := range in {
+			got, err := s.AddCheckpoint(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c
+			want.ID, want.CreatedAt = got.ID, got.CreatedAt
+			if len(want.Detail) == 0 {
+				want.Detail = nil
+			}
+			if !reflect.DeepEqual(got, want) || !utcMillis(got.CreatedAt) || (i > 0 && got.ID <= stored[i-1].ID) {
+				t.Errorf("added %d:\n%+v, want\n%+v", i, got, want)
+			}
+			stored = append(stored, got)
+		}
+		// In the order they were added, Detail byte for byte.
+		for _, tc := range []struct {
+			id   string
+			want []Checkpoint
+		}{
+			{"s1", []Checkpoint{stored[0], stored[2], stored[3], stored[4]}},
+			{"s2", []Checkpoint{stored[1], stored[5]}},
+			{"s3", []Checkpoint{}},
+		} {
+			got, err := s.Checkpoints(ctx, tc.id)
+			if err != nil || got == nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s: %v\n%+v, want\n%+v", tc.id, err, got, tc.want)
+			}
+		}
+		if got, _ := s.Checkpoints(ctx, "s1"); string(got[0].Detail) != string(in[0].Detail) || got[1].Detail != nil {
+			t.Errorf("details %q %q", got[0].Detail, got[1].Detail)
+		}
+		// A Detail that is not JSON is refused; so is a checkpoint of a
+		// session the store does not have.
+		if _, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: "s1", Kind: CheckpointAfter, Detail: json.RawMessage(`{"a":`)}); err == nil ||
+			errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "not JSON") {
+			t.Errorf("bad detail: %v", err)
+		}
+		if _, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: "nope", Kind: CheckpointAfter}); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nope") {
+			t.Errorf("unknown session: %v", err)
+		}
+		if got, _ := s.Checkpoints(ctx, "s1"); len(got) != 4 {
+			t.Errorf("a refused checkpoint was stored: %+v", got)
+		}
+		// Text PostgreSQL cannot hold (see TestUnstorableText).
+		want := raw
+		if _, ok := s.(*Postgres); ok {
+			want = replaced
+		}
+		odd, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: "s3", Kind: raw, CallID: raw, Tool: raw, Tree: raw, Workspace: raw})
+		if err != nil || odd.Tree != raw {
+			t.Fatalf("%+v %v", odd, err)
+		}
+		if got, err := s.Checkpoints(ctx, "s3"); err != nil || len(got) != 1 || got[0].Kind != want || got[0].CallID != want || got[0].Tool != want ||
+			got[0].Tree != want || got[0].Workspace != want {
+			t.Errorf("%+v %v", got, err)
+		}
+		// Deleted with their session; an ID is never given again, not even
+		// the largest one's once its session is gone.
+		if err := s.Delete(ctx, "s3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, "s1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Checkpoints(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("checkpoints of a deleted session: %v", err)
+		}
+		if err := s.Create(ctx, &Session{ID: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Checkpoints(ctx, "s1"); err != nil || len(got) != 0 {
+			t.Errorf("a deleted session's checkpoints came back: %+v %v", got, err)
+		}
+		if got, err := s.Checkpoints(ctx, "s2"); err != nil || !reflect.DeepEqual(got, []Checkpoint{stored[1], stored[5]}) {
+			t.Errorf("the other session's: %+v %v", got, err)
+		}
+		again, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: "s1", Kind: CheckpointAfter, Tree: "new"})
+		if err != nil || again.ID <= odd.ID {
+			t.Errorf("after a delete: ID %d, the last was %d (%v)", again.ID, odd.ID, err)
+		}
+	})
+}
+
+// TestArchived: an archived session is left out of List, unless archived
+// ones are asked for; it keeps everything, and its UpdatedAt.
+func TestArchived(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		for _, se := range []*Session{
+			{ID: "a", Title: "alpha"},
+			{ID: "b", Title: "beta"},
+			{ID: "kid", Title: "beta's helper", ParentID: "a"},
+			{ID: "old", Title: "beta, archived at birth", Archived: true},
+		} {
+			if err := s.Create(ctx, se); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Append(ctx, "b", msg(llm.RoleUser, "hello beta")); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := s.Get(ctx, "b")
+		if before.Archived {
+			t.Fatal("archived at creation")
+		}
+		if err := s.SetArchived(ctx, "b", true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetArchived(ctx, "b", true); err != nil {
+			t.Errorf("archived twice: %v", err)
+		}
+		ids := func(opts ListOptions) []string {
+			t.Helper()
+			l, err := s.List(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, se := range l {
+				if se.Archived != opts.Archived {
+					t.Errorf("%+v listed with %+v", se, opts)
+				}
+				out = append(out, se.ID)
+			}
+			sort.Strings(out)
+			return out
+		}
+		for _, tc := range []struct {
+			opts ListOptions
+			want []string
+		}{
+			{ListOptions{}, []string{"a"}},
+			{ListOptions{Archived: true}, []string{"b", "old"}},
+			{ListOptions{Archived: true, Query: "hello"}, []string{"b"}},
+			{ListOptions{Archived: true, Limit: 1}, []string{"b"}}, // the most recently updated
+			{ListOptions{Query: "beta"}, nil},
+			{ListOptions{ParentID: "a"}, []string{"kid"}},
+			{ListOptions{ParentID: "a", Archived: true}, nil},
+		} {
+			if got := ids(tc.opts); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%+v: %v, want %v", tc.opts, got, tc.want)
+			}
+		}
+		got, err := s.Get(ctx, "b")
+		if err != nil || !got.Archived || got.MessageCount != 1 || !got.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Errorf("archived %+v %v, was %+v", got, err, before)
+		}
+		// A child is archived on its own; its parent's archive leaves it.
+		if err := s.SetArchived(ctx, "kid", true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetArchived(ctx, "a", true); err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(ListOptions{ParentID: "a", Archived: true}); !reflect.DeepEqual(got, []string{"kid"}) {
+			t.Errorf("archived children: %v", got)
+		}
+		if got := ids(ListOptions{}); got != nil {
+			t.Errorf("all archived: %v", got)
+		}
+		// Back.
+		for _, id := range []string{"a", "b", "kid"} {
+			if err := s.SetArchived(ctx, id, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ids(ListOptions{}); !reflect.DeepEqual(got, []string{"a", "b"}) {
+			t.Errorf("brought back: %v", got)
+		}
+		if got := ids(ListOptions{ParentID: "a"}); !reflect.DeepEqual(got, []string{"kid"}) {
+			t.Errorf("child brought back: %v", got)
+		}
+		if got, _ := s.Get(ctx, "b"); got.Archived || !got.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Errorf("brought back %+v", got)
+		}
+	})
+}
+
+// TestFork: a fork holds the messages up to the seq asked (all of them for
+// 0 or less, or a seq past the last), with their seqs, marks, tokens and
+// times; the tool runs of their calls (not a later reply's run of a call
+// id used again, nor a run no message names); the checkpoints up to there,
+// with new IDs. A message whose summary was not copied is live in it. The
+// next message appended to it follows the last one copied, and the source
+// is left as it was.
+func TestFork(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		src := rewindSession(t, s)
+		runs := src.runs // call_0 of 2, call_1 of 2, an orphan, call_0 of 7
+		for _, tc := range []struct {
+			through int
+			last    int
+			live    []int // compacted in the source, not in the fork
+			runs    []ToolRun
+			trees   []string
+		}{
+			{0, 12, nil, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{-3, 12, nil, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{12, 12, nil, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{1000, 12, nil, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{10, 10, nil, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4"}},
+			{9, 9, []int{1, 2, 3, 4, 5}, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3", "t4"}},
+			{7, 7, []int{1, 2, 3, 4, 5}, []ToolRun{runs[0], runs[1], runs[3]}, []string{"t1", "t2", "t3"}},
+			{6, 6, []int{1, 2, 3, 4, 5}, []ToolRun{runs[0], runs[1]}, []string{"t1", "t2"}},
+			{2, 2, []int{1, 2}, []ToolRun{runs[0], runs[1]}, []string{"t1"}},
+			{1, 1, []int{1}, nil, nil},
+		} {
+			into := &Session{}
+			if err := s.Fork(ctx, src.id, tc.through, into); err != nil {
+				t.Fatalf("through %d: %v", tc.through, err)
+			}
+			name := fmt.Sprintf("through %d", tc.through)
+			if !strings.HasPrefix(into.ID, "s-") || into.ID == src.id || into.ForkOf != src.id || into.ForkSeq != tc.last || into.Title != "rewind me" ||
+				into.Provider != "ollama" || into.Model != "qwen3:4b" || into.Workspace != "/w" || into.Archived ||
+				!utcMillis(into.CreatedAt) || !into.UpdatedAt.Equal(into.CreatedAt) {
+				t.Errorf("%s: into %+v", name, into)
+			}
+			got, err := s.Get(ctx, into.ID)
+			if err != nil || got.ForkOf != src.id || got.ForkSeq != tc.last || got.Title != "rewind me" || got.Provider != "ollama" || got.Workspace != "/w" ||
+				got.Archived || got.ParentID != "" || got.MessageCount != tc.last || got.InputTokens != 0 ||
+				!got.CreatedAt.Equal(into.CreatedAt) || !got.UpdatedAt.Equal(into.UpdatedAt) {
+				t.Errorf("%s: get %+v %v", name, got, err)
+			}
+			want := upTo(src.msgs, tc.last, tc.live...)
+			msgs, err := s.Messages(ctx, into.ID)
+			if err != nil || !reflect.DeepEqual(msgs, want) {
+				t.Errorf("%s: messages %v\n%+v, want\n%+v", name, err, msgs, want)
+			}
+			var wantRuns []ToolRun
+			for _, r := range tc.runs {
+				r.SessionID = into.ID
+				wantRuns = append(wantRuns, r)
+			}
+			if got, err := s.ToolRuns(ctx, into.ID); err != nil || !reflect.DeepEqual(got, wantRuns) {
+				t.Errorf("%s: tool runs %v\n%+v, want\n%+v", name, err, got, wantRuns)
+			}
+			var wantCps []Checkpoint
+			for _, c := range src.cps {
+				if slices.Contains(tc.trees, c.Tree) {
+					wantCps = append(wantCps, c)
+				}
+			}
+			cps, err := s.Checkpoints(ctx, into.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameCheckpoints(cps, wantCps, into.ID, src.maxCheck); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			// The fork is what its source rewound there would be.
+			h := History(msgs)
+			if tc.last == 6 && (len(h) != 6 || h[0].Content != "read a and b" || h[5].Content != "and c?") {
+				t.Errorf("%s: history %+v", name, h)
+			}
+			if tc.last == 12 && (len(h) != 6 || h[0].Content != "[Summary] read a and b" || h[1].Content != "and c?" || h[5].Content != "Going") {
+				t.Errorf("%s: history %+v", name, h)
+			}
+			// Search sees the fork's own messages.
+			for q, found := range map[string]bool{"read a and b": true, "and c?": tc.last >= 6, "go on": tc.last >= 11} {
+				l, err := s.List(ctx, ListOptions{Query: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in := slices.ContainsFunc(l, func(se Session) bool { return se.ID == into.ID }); in != found {
+					t.Errorf("%s: query %q finds the fork: %v", name, q, in)
+				}
+			}
+			next, err := s.Append(ctx, into.ID, msg(llm.RoleUser, "next"))
+			if err != nil || next[0].Seq != tc.last+1 {
+				t.Errorf("%s: next append %+v %v", name, next, err)
+			}
+			src.unchanged(t, s)
+		}
+	})
+}
+
+// TestForkInto: what into says is kept (an id, a title, a parent, the
+// archived mark); a fork that cannot be made leaves nothing, and into as
+// it was.
+func TestForkInto(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		src := rewindSession(t, s)
+		into := &Session{ID: "mine", Title: "Before the rewind", Model: "other", Archived: true}
+		if err := s.Fork(ctx, src.id, 5, into); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, "mine")
+		if err != nil || got.Title != "Before the rewind" || got.Model != "other" || got.Provider != "ollama" || !got.Archived || got.ForkSeq != 5 || got.MessageCount != 5 {
+			t.Errorf("%+v %v", got, err)
+		}
+		if l, _ := s.List(ctx, ListOptions{}); len(l) != 1 || l[0].ID != src.id {
+			t.Errorf("the archived fork is listed: %+v", l)
+		}
+		if l, _ := s.List(ctx, ListOptions{Archived: true}); len(l) != 1 || l[0].ID != "mine" || l[0].ForkOf != src.id || l[0].ForkSeq != 5 {
+			t.Errorf("archived: %+v", l)
+		}
+		// A fork of a fork names the fork.
+		again := &Session{}
+		if err := s.Fork(ctx, "mine", 0, again); err != nil || again.ForkOf != "mine" || again.ForkSeq != 5 || again.Title != "Before the rewind" || again.Archived {
+			t.Errorf("fork of a fork %+v %v", again, err)
+		}
+		// A sub-agent's session, forked under its parent.
+		kid := &Session{ParentID: src.id, ParentCall: "call_1"}
+		if err := s.Fork(ctx, src.id, 2, kid); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := s.List(ctx, ListOptions{ParentID: src.id}); len(l) != 1 || l[0].ID != kid.ID || l[0].ParentCall != "call_1" || l[0].ForkOf != src.id {
+			t.Errorf("children %+v", l)
+		}
+		// An empty session.
+		if err := s.Create(ctx, &Session{ID: "empty", Title: "nothing yet"}); err != nil {
+			t.Fatal(err)
+		}
+		ef := &Session{}
+		if err := s.Fork(ctx, "empty", 3, ef); err != nil || ef.ForkSeq != 0 || ef.Title != "nothing yet" {
+			t.Fatalf("%+v %v", ef, err)
+		}
+		if m, err := s.Append(ctx, ef.ID, msg(llm.RoleUser, "first")); err != nil || m[0].Seq != 1 {
+			t.Errorf("%+v %v", m, err)
+		}
+		// Forks that cannot be made.
+		before, _ := s.List(ctx, ListOptions{Archived: true})
+		for _, tc := range []struct {
+			name     string
+			id       string
+			into     Session
+			notFound bool
+		}{
+			{"an id in use", src.id, Session{ID: "mine"}, false},
+			{"its own id", src.id, Session{ID: src.id}, false},
+			{"a parent that is not there", src.id, Session{ID: "orphan", ParentID: "nope"}, false},
+			{"a source that is not there", "nope", Session{ID: "fresh"}, true},
+		} {
+			into := tc.into
+			err := s.Fork(ctx, tc.id, 0, &into)
+			if err == nil || errors.Is(err, ErrNotFound) != tc.notFound || !reflect.DeepEqual(into, tc.into) {
+				t.Errorf("%s: %v, into %+v", tc.name, err, into)
+			}
+		}
+		if got, _ := s.Get(ctx, "mine"); got.MessageCount != 5 || got.ForkSeq != 5 {
+			t.Errorf("a failed fork changed the session in the way: %+v", got)
+		}
+		for _, id := range []string{"orphan", "fresh"} {
+			if _, err := s.Get(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s: left behind: %v", id, err)
+			}
+		}
+		if after, _ := s.List(ctx, ListOptions{Archived: true}); len(after) != len(before) {
+			t.Errorf("sessions left behind: %+v", after)
+		}
+		src.unchanged(t, s)
+	})
+}
+
+// TestForkWhileAppending: a fork is one moment of its source: appends of
+// two messages at once, made while it is taken, are in it whole or not at
+// all.
+func TestForkWhileAppending(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		if err := s.Create(ctx, &Session{ID: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 40 {
+				if _, err := s.Append(ctx, "s1", msg(llm.RoleUser, fmt.Sprint(i)), msg(llm.RoleAssistant, fmt.Sprint(i)+"'")); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		var forks []*Session
+		for waiting := true; waiting; {
+			select {
+			case <-done:
+				waiting = false
+			default:
+			}
+			f := &Session{}
+			if err := s.Fork(ctx, "s1", 0, f); err != nil {
+				t.Fatal(err)
+			}
+			forks = append(forks, f)
+			time.Sleep(time.Millisecond) // lets the appends in (SQLite's write lock is not fair)
+		}
+		all, _ := s.Messages(ctx, "s1")
+		if len(all) != 80 || forks[len(forks)-1].ForkSeq != 80 {
+			t.Fatalf("%d messages, the last fork through %d", len(all), forks[len(forks)-1].ForkSeq)
+		}
+		for _, f := range forks {
+			msgs, err := s.Messages(ctx, f.ID)
+			if err != nil || len(msgs)%2 != 0 || len(msgs) != f.ForkSeq || len(msgs) > 0 && !reflect.DeepEqual(msgs, all[:len(msgs)]) {
+				t.Errorf("fork %s (through %d): %d messages %v", f.ID, f.ForkSeq, len(msgs), err)
+			}
+		}
+	})
+}
+
+// TestTruncate: the messages after the seq go, and the checkpoints taken
+// after it; the messages their summary replaced are live again; the next
+// message appended follows the seq; tool runs and usage stay.
+func TestTruncate(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		src := rewindSession(t, s)
+		if err := s.RecordUsage(ctx, Usage{SessionID: src.id, InputTokens: 100, OutputTokens: 10}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			through int
+			last    int
+			live    []int
+			trees   []string
+		}{
+			{1000, 12, nil, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{12, 12, nil, []string{"t1", "t2", "t3", "t4", "t5"}},
+			{10, 10, nil, []string{"t1", "t2", "t3", "t4"}},
+			{9, 9, []int{1, 2, 3, 4, 5}, []string{"t1", "t2", "t3", "t4"}},
+			{6, 6, []int{1, 2, 3, 4, 5}, []string{"t1", "t2"}},
+			{2, 2, []int{1, 2}, []string{"t1"}},
+			{0, 0, nil, nil},
+		} {
+			name := fmt.Sprintf("through %d", tc.through)
+			// Each on a copy of the source.
+			f := &Session{}
+			if err := s.Fork(ctx, src.id, 0, f); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RecordUsage(ctx, Usage{SessionID: f.ID, InputTokens: 7, OutputTokens: 1}); err != nil {
+				t.Fatal(err)
+			}
+			copied, _ := s.Checkpoints(ctx, f.ID)
+			time.Sleep(2 * time.Millisecond) // updated_at has millisecond resolution
+			if err := s.Truncate(ctx, f.ID, tc.through); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			msgs, err := s.Messages(ctx, f.ID)
+			if want := upTo(src.msgs, tc.last, tc.live...); err != nil || !reflect.DeepEqual(msgs, want) {
+				t.Errorf("%s: messages %v\n%+v, want\n%+v", name, err, msgs, want)
+			}
+			var want []Checkpoint
+			for _, c := range copied {
+				if slices.Contains(tc.trees, c.Tree) {
+					want = append(want, c)
+				}
+			}
+			if cps, err := s.Checkpoints(ctx, f.ID); err != nil || !reflect.DeepEqual(cps, want) && !(len(cps) == 0 && len(want) == 0) {
+				t.Errorf("%s: checkpoints %v %v, want %v", name, err, trees(cps), trees(want))
+			}
+			if runs, err := s.ToolRuns(ctx, f.ID); err != nil || len(runs) != 3 {
+				t.Errorf("%s: tool runs %+v %v", name, runs, err)
+			}
+			got, err := s.Get(ctx, f.ID)
+			if err != nil || got.MessageCount != tc.last || got.InputTokens != 7 || !got.UpdatedAt.After(f.UpdatedAt) || got.ForkOf != src.id || got.ForkSeq != 12 {
+				t.Errorf("%s: %+v %v (forked at %v)", name, got, err, f.UpdatedAt)
+			}
+			for q, found := range map[string]bool{"read a and b": tc.last >= 1, "and c?": tc.last >= 6, "go on": tc.last >= 11} {
+				l, err := s.List(ctx, ListOptions{Query: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if in := slices.ContainsFunc(l, func(se Session) bool { return se.ID == f.ID }); in != found {
+					t.Errorf("%s: query %q finds the session: %v", name, q, in)
+				}
+			}
+			next, err := s.Append(ctx, f.ID, msg(llm.RoleUser, "next"), msg(llm.RoleAssistant, "ok"))
+			if err != nil || next[0].Seq != tc.last+1 || next[1].Seq != tc.last+2 {
+				t.Errorf("%s: next append %+v %v", name, next, err)
+			}
+			// A checkpoint taken after the rewind is after the ones kept.
+			c, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: f.ID, Kind: CheckpointRewind, Seq: tc.last + 2, Tree: "t6"})
+			if cps, _ := s.Checkpoints(ctx, f.ID); err != nil || cps[len(cps)-1].ID != c.ID || (len(want) > 0 && c.ID <= want[len(want)-1].ID) {
+				t.Errorf("%s: a checkpoint after: %+v %v", name, c, err)
+			}
+		}
+		// Seq 0 keeps the checkpoints taken before the first message.
+		if _, err := s.AddCheckpoint(ctx, Checkpoint{SessionID: src.id, Kind: CheckpointBefore, Seq: 0, Tree: "t0"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Truncate(ctx, src.id, -1); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), src.id) {
+			t.Errorf("a negative seq: %v", err)
+		}
+		if m, _ := s.Messages(ctx, src.id); len(m) != 12 {
+			t.Errorf("a refused truncate removed messages: %d left", len(m))
+		}
+		if err := s.Truncate(ctx, src.id, 0); err != nil {
+			t.Fatal(err)
+		}
+		if cps, err := s.Checkpoints(ctx, src.id); err != nil || len(cps) != 1 || cps[0].Tree != "t0" {
+			t.Errorf("checkpoints at seq 0: %+v %v", cps, err)
+		}
+		if m, err := s.Append(ctx, src.id, msg(llm.RoleUser, "from scratch")); err != nil || m[0].Seq != 1 {
+			t.Errorf("%+v %v", m, err)
+		}
+		if got, _ := s.Get(ctx, src.id); got.InputTokens != 100 {
+			t.Errorf("usage %+v", got)
+		}
+	})
+}
+
+// TestTruncateCompactions: a compacted message is live again exactly when
+// no summary left is placed after it, in the conversation's order (a
+// summary stands where it is placed, not at its seq): a summary that a
+// later one replaced stays replaced while that one is there, and a summary
+// placed nowhere (a compaction that kept nothing) stands at its seq.
+func TestTruncateCompactions(t *testing.T) {
+	// chain: 1 one, 2 two, 3 three, 4 S1 (of 1-2, before 3), 5 five,
+	// 6 six, 7 S2 (of S1, 3 and 5, before 6), 8 eight.
+	chain := func(t *testing.T, s Store, id string) {
+		ctx := context.Background()
+		s.Append(ctx, id, msg(llm.RoleUser, "one"), msg(llm.RoleAssistant, "two"), msg(llm.RoleUser, "three"))
+		s.Compact(ctx, id, []int{1, 2}, 3, msg(llm.RoleUser, "S1"))
+		s.Append(ctx, id, msg(llm.RoleAssistant, "five"), msg(llm.RoleUser, "six"))
+		s.Compact(ctx, id, []int{4, 3, 5}, 6, msg(llm.RoleUser, "S2"))
+		s.Append(ctx, id, msg(llm.RoleAssistant, "eight"))
+	}
+	// nothingKept: 1 a, 2 b, 3 S (of 1-2, placed nowhere), 4 c.
+	nothingKept := func(t *testing.T, s Store, id string) {
+		ctx := context.Background()
+		s.Append(ctx, id, msg(llm.RoleUser, "a"), msg(llm.RoleAssistant, "b"))
+		s.Compact(ctx, id, []int{1, 2}, 0, msg(llm.RoleUser, "S"))
+		s.Append(ctx, id, msg(llm.RoleUser, "c"))
+	}
+	tests := []struct {
+		name      string
+		build     func(t *testing.T, s Store, id string)
+		through   int
+		compacted []int
+		history   string
+	}{
+		{"chain, all kept", chain, 8, []int{1, 2, 3, 4, 5}, "S2 six eight"},
+		{"chain, the last summary kept", chain, 7, []int{1, 2, 3, 4, 5}, "S2 six"},
+		{"chain, the last summary gone", chain, 6, []int{1, 2}, "S1 three five six"},
+		{"chain, both summaries gone", chain, 3, nil, "one two three"},
+		{"nothing kept, all kept", nothingKept, 4, []int{1, 2}, "S c"},
+		{"nothing kept, the summary kept", nothingKept, 3, []int{1, 2}, "S"},
+		{"nothing kept, the summary gone", nothingKept, 2, nil, "a b"},
+	}
+	forEachStore(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		for i, tc := range tests {
+			id := fmt.Sprintf("s%d", i)
+			if err := s.Create(ctx, &Session{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+			tc.build(t, s, id)
+			// A fork there is the same as the truncated session.
+			f := &Session{}
+			if err := s.Fork(ctx, id, tc.through, f); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Truncate(ctx, id, tc.through); err != nil {
+				t.Fatal(err)
+			}
+			msgs, err := s.Messages(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compacted, history []string
+			for _, m := range msgs {
+				if m.Compacted {
+					compacted = append(compacted, fmt.Sprint(m.Seq))
+				}
+			}
+			for _, m := range History(msgs) {
+				history = append(history, m.Content)
+			}
+			if fmt.Sprint(compacted) != fmt.Sprint(tc.compacted) || strings.Join(history, " ") != tc.history {
+				t.Errorf("%s: compacted %v, history %q; want %v, %q", tc.name, compacted, history, tc.compacted, tc.history)
+			}
+			if fm, err := s.Messages(ctx, f.ID); err != nil || !reflect.DeepEqual(fm, msgs) {
+				t.Errorf("%s: the fork differs: %v\n%+v\n%+v", tc.name, err, fm, msgs)
+			}
 		}
 	})
 }
