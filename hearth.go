@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/checkpoint"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
@@ -89,6 +90,8 @@ const (
 	EventToolResult       = agent.EventToolResult
 	EventUsage            = agent.EventUsage
 	EventCompressed       = agent.EventCompressed
+	EventCheckpoint       = agent.EventCheckpoint
+	EventRestore          = agent.EventRestore
 	EventError            = agent.EventError
 	EventDone             = agent.EventDone
 )
@@ -279,6 +282,20 @@ type Config struct {
 	// Store keeps the sessions. Nil: a temporary database that Close
 	// removes.
 	Store session.Store
+	// Checkpoints is the directory where snapshots of the workspace's
+	// files are kept, so that what the agent changes can be undone, redone
+	// and rewound (Session.Restore): outside the workspace; each workspace
+	// gets its own store below it. Empty: a temporary directory that Close
+	// removes (undo works while the Agent lives). Hearth's command line
+	// uses its data directory's checkpoints/.
+	Checkpoints string
+	// NoCheckpoints turns checkpoints off: nothing the agent changes can
+	// be undone.
+	NoCheckpoints bool
+	// CheckpointMaxFileSize is the size over which a file's content is
+	// not kept by a checkpoint (0: 32 MiB); such a file cannot be
+	// restored, and the checkpoint says so.
+	CheckpointMaxFileSize int64
 	// ContextLength is the model's window in tokens, for compression. 0:
 	// asked of the server before the first turn (llm.Describe; a provider
 	// that cannot say leaves it unknown, and nothing is compressed
@@ -356,6 +373,8 @@ type Agent struct {
 	store     session.Store
 	ownStore  *session.SQLite // the temporary store, closed by Close
 	tmpDir    string
+	cpDir     string             // the temporary checkpoints, removed by Close
+	keeper    *checkpoint.Keeper // nil: no checkpoints
 	log       *slog.Logger
 	idleTools time.Duration
 
@@ -453,6 +472,10 @@ func New(c Config) (*Agent, error) {
 			return nil, fmt.Errorf("hearth: %w", err)
 		}
 		a.store = a.ownStore
+	}
+
+	if err := a.openCheckpoints(); err != nil {
+		return nil, err
 	}
 
 	// The profile is checked now, against a set of tools built as a
@@ -571,6 +594,9 @@ func (a *Agent) Close() error {
 	}
 	if a.tmpDir != "" {
 		errs = append(errs, os.RemoveAll(a.tmpDir))
+	}
+	if a.cpDir != "" {
+		errs = append(errs, os.RemoveAll(a.cpDir))
 	}
 	return errors.Join(errs...)
 }

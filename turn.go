@@ -270,7 +270,7 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 	core.ContextLength = a.contextLength(ctx, model)
 	opts := agent.RunOptions{Model: t.req.Model, Approver: ap, Mode: s.Mode, Approvals: &s.approvals}
 	ct := &conversation.Turn{Store: a.store, Agent: &core, Options: opts, Prompt: llm.Message{Content: t.req.Message},
-		Context: t.req.Context, Retry: t.req.Retry, Log: a.log,
+		Context: joinContext(s.restoredNote(ctx), t.req.Context), Retry: t.req.Retry, Log: a.log, Checkpoints: a.keeper,
 		Session: session.Session{ID: s.id, Provider: a.c.Provider.Kind(), Model: model, Workspace: a.Workspace()}}
 	out, runErr := ct.Run(ctx, emit)
 	err = runErr

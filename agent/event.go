@@ -44,9 +44,77 @@ const (
 	// EventCompressed says older turns were summarised to fit the context
 	// window; Text holds the summary.
 	EventCompressed EventType = "compressed"
-	EventError      EventType = "error"
-	EventDone       EventType = "done"
+	// EventCheckpoint says the workspace's files were snapshotted before
+	// the call ID (of the tool Name) runs, outside the workspace: undo and
+	// rewind can bring them back to this state. Checkpoint says which.
+	EventCheckpoint EventType = "checkpoint"
+	// EventRestore says files (and perhaps the conversation) were brought
+	// back: an undo, a redo or a rewind. Restore says what. It comes from
+	// the restore, not from a turn.
+	EventRestore EventType = "restore"
+	EventError   EventType = "error"
+	EventDone    EventType = "done"
 )
+
+// CheckpointInfo is what an EventCheckpoint says.
+type CheckpointInfo struct {
+	// ID is the checkpoint's number in the session store (rewind to it
+	// with hearth sessions rewind --checkpoint).
+	ID int64 `json:"checkpoint"`
+	// Seq is the seq of the last message before it.
+	Seq int `json:"seq"`
+	// Files counts the files kept; Stored is the bytes this checkpoint
+	// added to the store (the files that changed).
+	Files  int   `json:"files"`
+	Stored int64 `json:"stored"`
+	// TooLarge lists files over the size cap: not kept, not restorable.
+	TooLarge []string `json:"too_large,omitempty"`
+}
+
+// RestoreInfo is what an EventRestore says.
+type RestoreInfo struct {
+	// Op is "undo", "redo" or "rewind".
+	Op string `json:"op"`
+	// Checkpoint is the restore's own checkpoint: the files as they were
+	// just before it (nothing a restore overwrites is lost).
+	Checkpoint int64 `json:"checkpoint,omitempty"`
+	// Turn is the turn undone or redone (the seq of its user message).
+	Turn int `json:"turn,omitempty"`
+	// Through is the message rewound to (its seq).
+	Through int `json:"through,omitempty"`
+	// Files lists each path restored and what the restore did to it.
+	Files []FileChange `json:"files"`
+	// Kept lists paths left as the user had changed them.
+	Kept []string `json:"kept,omitempty"`
+	// Failed lists paths that could not be restored, and why.
+	Failed []FileProblem `json:"failed,omitempty"`
+	// Conversation says how the conversation was rewound (nil: it was
+	// not).
+	Conversation *ConversationRewind `json:"conversation,omitempty"`
+}
+
+// FileChange is one path a restore changes: Action is "create" (it comes
+// back), "delete" (it goes), "modify", "chmod" or "retype" (a file
+// becomes a link, a folder…).
+type FileChange struct {
+	Path   string `json:"path"`
+	Action string `json:"action"`
+}
+
+// FileProblem is a path a restore could not bring back, and why.
+type FileProblem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// ConversationRewind says how a rewind cut the conversation: the messages
+// after Through were removed (Removed of them), and kept whole in the
+// archived session Archived.
+type ConversationRewind struct {
+	Through  int    `json:"through"`
+	Removed  int    `json:"removed"`
+	Archived string `json:"archived,omitempty"`
+}
 
 // DoneReason says why a turn ended.
 type DoneReason string
@@ -149,6 +217,10 @@ type Event struct {
 	InputTokens, OutputTokens int
 	// done
 	DoneReason DoneReason
+	// checkpoint
+	Checkpoint *CheckpointInfo
+	// restore
+	Restore *RestoreInfo
 	// Nested, on a tool_output event, is an event of a sub-agent that the
 	// call runs (see SubAgent); Text then renders it in a line, or is
 	// empty for events a plain UI need not show.
@@ -184,6 +256,41 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 	case EventUsage:
 		f = append(f, kv{"input_tokens", e.InputTokens}, kv{"output_tokens", e.OutputTokens})
+	case EventCheckpoint:
+		c := e.Checkpoint
+		if c == nil {
+			c = &CheckpointInfo{}
+		}
+		f = append(f, kv{"id", e.ID}, kv{"name", e.Name}, kv{"checkpoint", c.ID}, kv{"seq", c.Seq}, kv{"files", c.Files}, kv{"stored", c.Stored})
+		if len(c.TooLarge) > 0 {
+			f = append(f, kv{"too_large", c.TooLarge})
+		}
+	case EventRestore:
+		r := e.Restore
+		if r == nil {
+			r = &RestoreInfo{}
+		}
+		f = append(f, kv{"op", r.Op}, kv{"checkpoint", r.Checkpoint})
+		if r.Turn > 0 {
+			f = append(f, kv{"turn", r.Turn})
+		}
+		if r.Through > 0 {
+			f = append(f, kv{"through", r.Through})
+		}
+		files := r.Files
+		if files == nil {
+			files = []FileChange{}
+		}
+		f = append(f, kv{"files", files})
+		if len(r.Kept) > 0 {
+			f = append(f, kv{"kept", r.Kept})
+		}
+		if len(r.Failed) > 0 {
+			f = append(f, kv{"failed", r.Failed})
+		}
+		if r.Conversation != nil {
+			f = append(f, kv{"conversation", r.Conversation})
+		}
 	case EventError:
 		f = append(f, kv{"code", e.Code}, kv{"message", e.Error}, kv{"retryable", e.Retryable})
 	case EventDone:

@@ -32,6 +32,13 @@ type Session struct {
 	// and tool call that started it.
 	ParentID   string `json:"parent_id,omitempty"`
 	ParentCall string `json:"parent_call,omitempty"`
+	// ForkOf names the session this one was forked from (Fork), and
+	// ForkSeq the seq of the last message it took from it.
+	ForkOf  string `json:"fork_of,omitempty"`
+	ForkSeq int    `json:"fork_seq,omitempty"`
+	// Archived hides the session from List (unless asked for archived
+	// ones); nothing in it is deleted.
+	Archived bool `json:"archived,omitempty"`
 	// Counts filled by Get and List.
 	MessageCount int `json:"message_count"`
 	InputTokens  int `json:"input_tokens"`
@@ -100,7 +107,50 @@ type ListOptions struct {
 	Query string
 	// ParentID lists the children of a session; "" lists top-level ones.
 	ParentID string
+	// Archived lists the archived sessions instead of the others.
+	Archived bool
 }
+
+// Checkpoint is a recorded state of a session's workspace: a snapshot of
+// its files (Tree, kept outside the workspace by Hearth's checkpoint
+// store) taken at a point of the conversation, so that any point maps to
+// a state of the files.
+type Checkpoint struct {
+	// ID orders checkpoints: a store gives each a larger ID than any
+	// before it.
+	ID        int64  `json:"id"`
+	SessionID string `json:"session_id"`
+	// Kind says when it was taken: "before" a tool call that may change
+	// the workspace, "after" a turn that made such calls, or the state the
+	// user had just before a restore ("undo", "redo", "rewind"; Detail
+	// says what was restored).
+	Kind string `json:"kind"`
+	// Turn is the seq of the user message whose turn took it (0 for a
+	// restore's).
+	Turn int `json:"turn,omitempty"`
+	// Seq is the seq of the session's last message when it was taken:
+	// the checkpoint is the state of the files after that message.
+	Seq int `json:"seq"`
+	// CallID and Tool name the call a "before" checkpoint precedes.
+	CallID string `json:"call_id,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	// Tree names the snapshot in the checkpoint store.
+	Tree string `json:"tree"`
+	// Workspace is the root of the workspace snapshotted.
+	Workspace string `json:"workspace,omitempty"`
+	// Detail is the checkpoint store's own record (JSON), kept as given.
+	Detail    json.RawMessage `json:"detail,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// The kinds of checkpoint.
+const (
+	CheckpointBefore = "before"
+	CheckpointAfter  = "after"
+	CheckpointUndo   = "undo"
+	CheckpointRedo   = "redo"
+	CheckpointRewind = "rewind"
+)
 
 // Store keeps sessions. Implementations are safe for concurrent use.
 type Store interface {
@@ -130,6 +180,28 @@ type Store interface {
 	ToolRuns(ctx context.Context, id string) ([]ToolRun, error)
 	// UsageByDay sums usage per day since since.
 	UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error)
+	// AddCheckpoint records a checkpoint of a stored session and returns
+	// it with its ID and CreatedAt set (ErrNotFound: no such session).
+	AddCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error)
+	// Checkpoints returns a session's checkpoints in the order they were
+	// added (by ID).
+	Checkpoints(ctx context.Context, id string) ([]Checkpoint, error)
+	// SetArchived archives a session (hidden from List unless asked for)
+	// or brings it back; nothing in it is deleted.
+	SetArchived(ctx context.Context, id string, archived bool) error
+	// Fork stores a new session, into (its ID made when empty; its title,
+	// provider, model and workspace taken from the session forked when
+	// empty), holding a copy of session id's messages up to and including
+	// seq through (all when through <= 0), with the same seqs and marks,
+	// the records of their tool runs, and the checkpoints taken up to
+	// there; into.ForkOf and ForkSeq are set. One transaction: the fork is
+	// whole or not made.
+	Fork(ctx context.Context, id string, through int, into *Session) error
+	// Truncate removes a session's messages after seq through, and the
+	// checkpoints taken after it, in one transaction (the conversation is
+	// rewound there). A message compacted by a summary that is removed is
+	// live again.
+	Truncate(ctx context.Context, id string, through int) error
 	// Lock takes the session for this process until unlock is called.
 	// Another holder makes it wait up to the store's lock timeout, then
 	// fail with ErrBusy.

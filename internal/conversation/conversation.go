@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/checkpoint"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
@@ -51,6 +52,13 @@ type Turn struct {
 	// current view, a selection): the stored history does not keep it.
 	Context string
 	Log     *slog.Logger
+	// Checkpoints, if set, snapshots the workspace before each call of a
+	// tool that may change it (any but a read-only one), and after a turn
+	// that made such calls, recording each with the session, the turn and
+	// the call (an EventCheckpoint says so). A call whose checkpoint
+	// cannot be made is refused: what it would change could not be
+	// undone.
+	Checkpoints *checkpoint.Keeper
 }
 
 // ErrNothingToRetry is returned by a Retry of a session whose last message
@@ -212,13 +220,30 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	}
 	started := map[string]time.Time{}
 	before, after := o.Hooks.Before, o.Hooks.After
+	turnSeq := 0 // the seq of the turn's user message
+	if len(seqs) > 0 {
+		turnSeq = seqs[len(seqs)-1]
+	}
+	checkpointed := false
 	o.Hooks.Before = func(ctx context.Context, c tool.Call, name string) error {
+		if before != nil {
+			if err := before(ctx, c, name); err != nil {
+				return err
+			}
+		}
+		if t.Checkpoints != nil && changesFiles(a, name) {
+			rec := session.Checkpoint{SessionID: out.SessionID, Kind: session.CheckpointBefore, Turn: turnSeq, Seq: lastSeq(seqs), CallID: c.ID, Tool: name}
+			saved, snap, err := t.Checkpoints.Take(ctx, rec, checkpoint.PathsIn(c.Args, t.Checkpoints.Store().Root(), editsFiles(a, name)))
+			if err != nil {
+				log.Error("checkpoint before a call", "session", out.SessionID, "call", c.ID, "error", err)
+				return fmt.Errorf("could not checkpoint the workspace before this call, so what it changes could not be undone: %w. The user can free disk space, or turn checkpoints off", err)
+			}
+			checkpointed = true
+			emit(checkpointEvent(saved, snap))
+		}
 		mu.Lock()
 		started[c.ID] = time.Now()
 		mu.Unlock()
-		if before != nil {
-			return before(ctx, c, name)
-		}
 		return nil
 	}
 	o.Hooks.After = func(ctx context.Context, c tool.Call, name string, res tool.Result, err error) {
@@ -242,6 +267,14 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		emit(ev)
 	})
 	out.Result = res
+	if checkpointed {
+		// The state the turn left the files in: what undo compares with
+		// (a change after it is the user's).
+		rec := session.Checkpoint{SessionID: out.SessionID, Kind: session.CheckpointAfter, Turn: turnSeq, Seq: lastSeq(seqs)}
+		if _, _, err := t.Checkpoints.Take(wctx, rec, nil); err != nil {
+			log.Error("checkpoint after the turn", "session", out.SessionID, "error", err)
+		}
+	}
 	if res.Reason == agent.DoneError && res.Err != nil {
 		// Why the turn failed stays with the session: shown where it is
 		// read, never sent to a model.
@@ -253,6 +286,43 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		return out, fmt.Errorf("saving the session: %w", storeErr)
 	}
 	return out, nil
+}
+
+// lastSeq is the seq of the last message committed.
+func lastSeq(seqs []int) int {
+	for i := len(seqs) - 1; i >= 0; i-- {
+		if seqs[i] > 0 {
+			return seqs[i]
+		}
+	}
+	return 0
+}
+
+// changesFiles reports whether a call of the tool may change the
+// workspace: any tool but a read-only one (an MCP server's and a host
+// tool's too: what they do is theirs to say).
+func changesFiles(a *agent.Agent, name string) bool {
+	if a.Tools == nil {
+		return false
+	}
+	tl, ok := a.Tools.Get(name)
+	return ok && tl.Kind() != tool.ReadOnly
+}
+
+// editsFiles reports whether the tool is an edit tool, whose path
+// arguments name the files it changes.
+func editsFiles(a *agent.Agent, name string) bool {
+	if a.Tools == nil {
+		return false
+	}
+	tl, ok := a.Tools.Get(name)
+	return ok && tl.Kind() == tool.Edit
+}
+
+// checkpointEvent tells the stream a checkpoint was taken.
+func checkpointEvent(c session.Checkpoint, snap checkpoint.Snapshot) agent.Event {
+	return agent.Event{Type: agent.EventCheckpoint, ID: c.CallID, Name: c.Tool, Checkpoint: &agent.CheckpointInfo{
+		ID: c.ID, Seq: c.Seq, Files: snap.Files, Stored: snap.Stored, TooLarge: snap.TooLarge}}
 }
 
 func providerKind(a *agent.Agent) string {
