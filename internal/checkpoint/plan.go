@@ -159,20 +159,18 @@ func buildTimeline(recs []session.Checkpoint, now Files, load loader) (*timeline
 	return tl, nil
 }
 
-// userChanged returns the paths someone other than the agent changed after
-// state i (exclusive): between turns, after a restore, and since the last
-// checkpoint.
-func (tl *timeline) userChanged(i int) map[string]bool {
-	out := map[string]bool{}
-	for k := i + 1; k < len(tl.states); k++ {
-		if !tl.states[k].user {
-			continue
-		}
-		for _, c := range Diff(tl.states[k-1].files, tl.states[k].files) {
-			out[c.Path] = true
+// lastChangeIsUsers reports whether the last change to path p on the
+// timeline, up to now, was made by someone other than the agent or a
+// restore.
+func (tl *timeline) lastChangeIsUsers(p string) bool {
+	for k := len(tl.states) - 1; k > 0; k-- {
+		a, okA := tl.states[k-1].files[p]
+		b, okB := tl.states[k].files[p]
+		if okA != okB || (okA && !sameState(a, b)) {
+			return tl.states[k].user
 		}
 	}
-	return out
+	return false
 }
 
 // turnStates returns the indexes of a turn's first state and its last (the
@@ -240,7 +238,6 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 	p := &Plan{Op: op, Now: nowTree}
 	var target Files
 	var scope map[string]bool // nil: every path
-	var since int             // the state after which changes are someone else's
 	switch op {
 	case Undo:
 		turn := -1
@@ -256,7 +253,6 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 		first, last := tl.turnStates(turn)
 		target, p.Target, p.Turn = tl.states[first].files, tl.states[first].tree, turn
 		scope = pathsOf(Diff(target, tl.states[last].files))
-		since = last
 	case Redo:
 		if len(tl.redo) == 0 {
 			return nil, ErrNothingToRedo
@@ -272,14 +268,6 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 			return nil, fmt.Errorf("redo: the end of turn %d was not recorded (the process stopped during it)", turn)
 		}
 		scope = pathsOf(Diff(tl.states[first].files, target))
-		// Changes since the undo being taken back are someone else's.
-		since = len(tl.states) - 2
-		for i := len(tl.states) - 1; i >= 0; i-- {
-			if st := tl.states[i]; st.rec >= 0 && tl.recs[st.rec].Kind == session.CheckpointUndo && readDetail(tl.recs[st.rec]).Turn == turn && st.tree == "" {
-				since = i
-				break
-			}
-		}
 	case Rewind:
 		idx := -1
 		for i, st := range tl.states {
@@ -309,18 +297,20 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 			p.Target = nowTree
 			return p, nil
 		}
-		target, p.Target, since = tl.states[idx].files, tl.states[idx].tree, idx
+		target, p.Target = tl.states[idx].files, tl.states[idx].tree
 		if to > 0 {
 			p.To = tl.recs[tl.states[idx].rec].ID
 		}
 	}
-	user := tl.userChanged(since)
+	// A restore would overwrite someone else's work where the last change
+	// to a path was not the agent's nor a restore's: made between turns,
+	// after a restore, or since the last checkpoint.
 	for _, c := range Diff(now, target) {
 		if scope != nil && !scope[c.Path] {
 			continue
 		}
 		p.Changes = append(p.Changes, c)
-		if user[c.Path] {
+		if tl.lastChangeIsUsers(c.Path) {
 			p.Conflicts = append(p.Conflicts, c.Path)
 		}
 		if c.To != nil && c.To.Kind == Large {
@@ -329,6 +319,15 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 	}
 	sort.Strings(p.Conflicts)
 	return p, nil
+}
+
+// sameState compares two states of a path; folders by mode only (their
+// content is their own paths').
+func sameState(a, b Entry) bool {
+	if a.Kind == Dir && b.Kind == Dir {
+		return a.Perm == b.Perm
+	}
+	return a.Same(b)
 }
 
 func pathsOf(cs []Change) map[string]bool {
