@@ -373,6 +373,7 @@ type Agent struct {
 	store     session.Store
 	ownStore  *session.SQLite // the temporary store, closed by Close
 	tmpDir    string
+	cpRoot    string             // where the checkpoint stores are ("": none)
 	cpDir     string             // the temporary checkpoints, removed by Close
 	keeper    *checkpoint.Keeper // nil: no checkpoints
 	log       *slog.Logger
@@ -437,7 +438,23 @@ func New(c Config) (*Agent, error) {
 		if home == "" {
 			home = os.Getenv("HOME")
 		}
-		secrets := sandbox.SecretLocations(home, c.Sandbox.Secrets...)
+		extra := slices.Clone(c.Sandbox.Secrets)
+		if !c.NoCheckpoints {
+			// The snapshots are out of reach of commands and file tools:
+			// nothing a confined command does can plant what a restore
+			// writes back.
+			if a.cpRoot = c.Checkpoints; a.cpRoot == "" {
+				if a.cpRoot, err = os.MkdirTemp("", "hearth-checkpoints-"); err != nil {
+					return nil, fmt.Errorf("hearth: a temporary checkpoint store: %w", err)
+				}
+				a.cpDir = a.cpRoot
+			}
+			if a.cpRoot, err = filepath.Abs(a.cpRoot); err != nil {
+				return nil, fmt.Errorf("hearth: checkpoints: %w", err)
+			}
+			extra = append(extra, filepath.Join(a.cpRoot, "checkpoints"))
+		}
+		secrets := sandbox.SecretLocations(home, extra...)
 		a.ws = ws.WithSecrets(secrets)
 		a.shell = shell.Config{Secrets: secrets, DenyNetwork: !c.Sandbox.Network, TempRoot: c.Sandbox.TempRoot, Home: c.Sandbox.Home, Logger: log}
 		defaults = append(defaults, "@read-only") // the read-only built-in tools

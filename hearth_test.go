@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hearth-agent/hearth"
+	"github.com/hearth-agent/hearth/internal/pgtest"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
@@ -25,8 +26,13 @@ import (
 	"github.com/hearth-agent/hearth/session"
 )
 
+// pgMain runs the tests, then stops the PostgreSQL they may have started.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Main(p.m) }
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(pgMain{m},
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"))
 }

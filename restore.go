@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -95,17 +94,10 @@ func (r *RestoreResult) Event() Event {
 // openCheckpoints opens the workspace's checkpoint store (and finishes a
 // restore a process died in).
 func (a *Agent) openCheckpoints() error {
-	if a.ws == nil || a.c.NoCheckpoints {
+	if a.ws == nil || a.cpRoot == "" {
 		return nil
 	}
-	dir := a.c.Checkpoints
-	if dir == "" {
-		d, err := os.MkdirTemp("", "hearth-checkpoints-")
-		if err != nil {
-			return fmt.Errorf("hearth: a temporary checkpoint store: %w", err)
-		}
-		a.cpDir, dir = d, d
-	}
+	dir := a.cpRoot
 	ws := a.ws
 	skip := func(rel string) bool {
 		p := filepath.Join(ws.Root(), filepath.FromSlash(rel))

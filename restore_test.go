@@ -3,6 +3,7 @@ package hearth_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"errors"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/hearth-agent/hearth"
+	"github.com/hearth-agent/hearth/internal/pgtest"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/session"
@@ -87,13 +89,38 @@ func sameFiles(t *testing.T, what string, want, got map[string]string) {
 }
 
 type restoreFixture struct {
-	fake *llmtest.Server
-	bot  *hearth.Agent
-	root string
+	fake  *llmtest.Server
+	bot   *hearth.Agent
+	root  string
+	cpDir string // Config.Checkpoints
 }
 
-func newRestoreFixture(t *testing.T, git bool) *restoreFixture {
+// stores are the session stores every restore test runs on: the same
+// records and plans must work on both.
+var stores = []string{"sqlite", "postgres"}
+
+func openStore(t *testing.T, kind string) session.Store {
 	t.Helper()
+	var st session.Store
+	var err error
+	if kind == "postgres" {
+		st, err = session.OpenPostgres(context.Background(), pgtest.URL(t))
+	} else {
+		st, err = session.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newRestoreFixture(t *testing.T, git bool, storeKind ...string) *restoreFixture {
+	t.Helper()
+	kind := "sqlite"
+	if len(storeKind) > 0 {
+		kind = storeKind[0]
+	}
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "run.sh"), []byte("#!/bin/sh\necho hi\n"), 0o755)
@@ -114,21 +141,18 @@ func newRestoreFixture(t *testing.T, git bool) *restoreFixture {
 	}
 	fake := llmtest.New(t)
 	fake.AddModel(llmtest.Model{Name: "m", Capabilities: []string{"completion", "tools"}, ContextLength: 32768})
-	st, err := session.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, kind)
+	cpDir := t.TempDir()
 	bot, err := hearth.New(hearth.Config{
 		Provider: ollama.New(ollama.Options{BaseURL: fake.URL, MaxRetries: -1}), Model: "m", ContextLength: 32768,
-		Workspace: root, Store: st, Checkpoints: t.TempDir(), Sandbox: hearth.Sandbox{Home: t.TempDir()},
+		Workspace: root, Store: st, Checkpoints: cpDir, Sandbox: hearth.Sandbox{Home: t.TempDir()},
 		Profile: hearth.Profile{Tools: []string{"read_file", "edit", "write_file", "run_shell_command"}, Mode: hearth.ModeYolo},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bot.Close() })
-	return &restoreFixture{fake: fake, bot: bot, root: root}
+	return &restoreFixture{fake: fake, bot: bot, root: root, cpDir: cpDir}
 }
 
 func (f *restoreFixture) turn(t *testing.T, id, prompt string) []hearth.Event {
@@ -147,13 +171,17 @@ func (f *restoreFixture) turn(t *testing.T, id, prompt string) []hearth.Event {
 // command that writes: undo brings every byte and mode back, redo
 // re-applies it, and the project's .git is never touched.
 func TestUndoRedoEveryKindOfChange(t *testing.T) {
-	for _, git := range []bool{true, false} {
-		name := "not a git repository"
-		if git {
-			name = "git repository"
+	for _, c := range []struct {
+		git   bool
+		store string
+	}{{true, "sqlite"}, {false, "sqlite"}, {true, "postgres"}} {
+		name := c.store + ", not a git repository"
+		if c.git {
+			name = c.store + ", git repository"
 		}
+		git := c.git
 		t.Run(name, func(t *testing.T) {
-			f := newRestoreFixture(t, git)
+			f := newRestoreFixture(t, git, c.store)
 			before := files(t, f.root)
 			var gitBefore map[string]string
 			if git {
@@ -293,7 +321,13 @@ func TestUndoKeepsTheUsersWork(t *testing.T) {
 // there; what the conversation lost is kept in an archived session; a
 // fork starts a new session from any point.
 func TestRewindAndFork(t *testing.T) {
-	f := newRestoreFixture(t, false)
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) { testRewindAndFork(t, kind) })
+	}
+}
+
+func testRewindAndFork(t *testing.T, kind string) {
+	f := newRestoreFixture(t, false, kind)
 	initial := files(t, f.root)
 	f.fake.Enqueue("/api/chat",
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"one.txt","content":"1\n"}`)),
@@ -370,4 +404,114 @@ func TestRewindAndFork(t *testing.T) {
 	if !strings.Contains(last, "restored files") {
 		t.Fatalf("the model was not told of the rewind: %s", last)
 	}
+}
+
+// A hostile model (prompt injection makes one) cannot use checkpoints to
+// reach outside the workspace: its commands can neither read nor write the
+// snapshots, and a folder it swaps for a link to a place outside (or into
+// .git, whose hooks run later) is never written through by a restore.
+func TestHostileModelAndRestores(t *testing.T) {
+	f := newRestoreFixture(t, true)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "f.txt"), []byte("canary\n"), 0o644)
+	hooks := filepath.Join(f.root, ".git", "hooks")
+	gitBefore := gitState(t, f.root)
+	store := filepath.Join(f.cpDir, "checkpoints")
+
+	f.fake.Enqueue("/api/chat",
+		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"d/f.txt","content":"mine\n"}`)),
+		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"h/pre-commit","content":"#!/bin/sh\ntrue\n"}`)),
+		llmtest.OllamaStream("m", llmtest.Text("ok")))
+	f.turn(t, "s1", "first")
+	swap := "rm -rf d h && ln -s " + outside + " d && ln -s " + hooks + " h"
+	// What the policy cannot see (python's own file calls): the sandbox
+	// must stop it.
+	reach := `python3 -c "
+import os
+out = open('seen.txt', 'w')
+try:
+    open('` + store + `/planted', 'w').write('planted')
+    out.write('wrote\n')
+except OSError as e:
+    out.write('write refused: %s\n' % e)
+for d, _, names in os.walk('` + store + `'):
+    for n in names:
+        try:
+            out.write(open(os.path.join(d, n), 'rb').read().decode('latin1'))
+        except OSError as e:
+            out.write('read refused: %s\n' % e)
+out.write('listed %s\n' % os.path.exists('` + store + `'))
+"`
+	if _, err := exec.LookPath("python3"); err != nil {
+		reach = "true"
+	}
+	f.fake.Enqueue("/api/chat",
+		llmtest.OllamaStream("m", llmtest.Call("run_shell_command", mustArgs(t, map[string]string{"command": swap}))),
+		llmtest.OllamaStream("m", llmtest.Call("run_shell_command", mustArgs(t, map[string]string{"command": reach}))),
+		llmtest.OllamaStream("m", llmtest.Call("read_file", mustArgs(t, map[string]string{"file_path": store}))),
+		llmtest.OllamaStream("m", llmtest.Text("done")))
+	var readErr string
+	for ev := range f.bot.NewTurn(context.Background(), hearth.Request{SessionID: "s1", Message: "second"}).Events() {
+		if ev.Type == hearth.EventToolResult && ev.Name == "read_file" {
+			readErr = ev.Error
+		}
+		if ev.Type == hearth.EventToolResult && ev.Name == "run_shell_command" {
+			t.Logf("the attack: ok %v, %s%s", ev.OK, ev.Output, ev.Error)
+		}
+	}
+	if readErr == "" {
+		t.Fatal("read_file read the checkpoint store")
+	}
+	if _, err := os.Stat(filepath.Join(store, "planted")); err == nil {
+		t.Fatal("a command wrote into the checkpoint store")
+	}
+	seen, _ := os.ReadFile(filepath.Join(f.root, "seen.txt"))
+	t.Logf("what the command saw: %s", seen)
+	if strings.Contains(string(seen), "mine") || strings.Contains(string(seen), "HTREE") || strings.Contains(string(seen), "wrote") {
+		t.Fatalf("a command read the checkpoint store:\n%s", seen)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.root, "d")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the attack's link is not there: %v", err)
+	}
+
+	ctx := context.Background()
+	s := f.bot.Session("s1")
+	// Undo the attack: the folders come back, nothing is written where
+	// the links led.
+	if _, err := s.Restore(ctx, hearth.RestoreRequest{Op: hearth.Undo, Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.root, "d", "f.txt")); string(got) != "mine\n" {
+		t.Fatalf("d/f.txt: %q", got)
+	}
+	// The links again, then a rewind to before the first turn, which
+	// removes d/f.txt and h/pre-commit: through the links they would be
+	// the canary and a git hook.
+	os.RemoveAll(filepath.Join(f.root, "d"))
+	os.RemoveAll(filepath.Join(f.root, "h"))
+	os.Symlink(outside, filepath.Join(f.root, "d"))
+	os.Symlink(hooks, filepath.Join(f.root, "h"))
+	os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\necho planted\n"), 0o755)
+	gitPlanted := gitState(t, f.root)
+	if _, err := s.Restore(ctx, hearth.RestoreRequest{Op: hearth.Rewind, Through: 1, FilesOnly: true, Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "f.txt")); string(got) != "canary\n" {
+		t.Fatalf("the canary outside the workspace changed: %q", got)
+	}
+	sameFiles(t, ".git after the rewind", gitPlanted, gitState(t, f.root))
+	os.Remove(filepath.Join(hooks, "pre-commit"))
+	sameFiles(t, ".git", gitBefore, gitState(t, f.root))
+	if _, err := os.Lstat(filepath.Join(f.root, "d")); !os.IsNotExist(err) {
+		t.Fatalf("the link d is still there: %v", err)
+	}
+}
+
+func mustArgs(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
