@@ -75,3 +75,31 @@ func TestCodeOf(t *testing.T) {
 		}
 	}
 }
+
+// The checkpoint and restore events in the contract's shape
+// (docs/events.md).
+func TestCheckpointAndRestoreJSON(t *testing.T) {
+	for _, tc := range []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Type: EventCheckpoint, ID: "call_2", Name: "run_shell_command", Checkpoint: &CheckpointInfo{ID: 12, Seq: 5, Files: 230, Stored: 1843}},
+			`{"type":"checkpoint","id":"call_2","name":"run_shell_command","checkpoint":12,"seq":5,"files":230,"stored":1843}`},
+		{Event{Type: EventCheckpoint, ID: "c", Name: "edit", Checkpoint: &CheckpointInfo{ID: 1, TooLarge: []string{"big.bin"}}},
+			`{"type":"checkpoint","id":"c","name":"edit","checkpoint":1,"seq":0,"files":0,"stored":0,"too_large":["big.bin"]}`},
+		{Event{Type: EventRestore, Restore: &RestoreInfo{Op: "undo", Checkpoint: 14, Turn: 3, Files: []FileChange{{"a.txt", "modify"}}, Kept: []string{"notes.md"}}},
+			`{"type":"restore","op":"undo","checkpoint":14,"turn":3,"files":[{"path":"a.txt","action":"modify"}],"kept":["notes.md"]}`},
+		{Event{Type: EventRestore, Restore: &RestoreInfo{Op: "rewind", Through: 1, Failed: []FileProblem{{"big", "over the cap"}},
+			Conversation: &ConversationRewind{Through: 1, Removed: 9, Archived: "s-x"}}},
+			`{"type":"restore","op":"rewind","checkpoint":0,"through":1,"files":[],"failed":[{"path":"big","reason":"over the cap"}],"conversation":{"through":1,"removed":9,"archived":"s-x"}}`},
+		{Event{Type: EventRestore}, `{"type":"restore","op":"","checkpoint":0,"files":[]}`},
+	} {
+		b, err := json.Marshal(tc.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != tc.want {
+			t.Errorf("got  %s\nwant %s", b, tc.want)
+		}
+	}
+}

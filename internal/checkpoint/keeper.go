@@ -48,15 +48,32 @@ type takeDetail struct {
 	Force []string `json:"force,omitempty"`
 }
 
+// TakeOptions say what a checkpoint may rely on.
+type TakeOptions struct {
+	// Force names paths kept even when ignored: the files the call about
+	// to run names (Store.Snapshot).
+	Force []string
+	// Base, with Changed, says that since the snapshot Base only the
+	// paths Changed may have changed (the last call was an edit tool's):
+	// only they are looked at (Store.SnapshotPaths).
+	Base    string
+	Changed []string
+}
+
 // Take snapshots the workspace and records it as checkpoint c of its
-// session (c.Tree and c.Workspace are set here). force names the paths
-// kept even when ignored (Store.Snapshot).
-func (k *Keeper) Take(ctx context.Context, c session.Checkpoint, force []string) (session.Checkpoint, Snapshot, error) {
+// session (c.Tree and c.Workspace are set here).
+func (k *Keeper) Take(ctx context.Context, c session.Checkpoint, o TakeOptions) (session.Checkpoint, Snapshot, error) {
+	force := o.Force
 	all, err := k.forcedFor(ctx, c.SessionID, force)
 	if err != nil {
 		return c, Snapshot{}, err
 	}
-	snap, err := k.store.Snapshot(ctx, all)
+	var snap Snapshot
+	if o.Base != "" && len(o.Changed) > 0 {
+		snap, err = k.store.SnapshotPaths(ctx, o.Base, append(slices.Clone(o.Changed), force...), all)
+	} else {
+		snap, err = k.store.Snapshot(ctx, all)
+	}
 	if err != nil {
 		return c, snap, err
 	}

@@ -473,3 +473,51 @@ func TestDamagedObjectIsNeverRestored(t *testing.T) {
 		t.Fatalf("a: %q", got)
 	}
 }
+
+// A snapshot that looks only at the paths an edit named is the same
+// snapshot as a whole one, when nothing else changed.
+func TestSnapshotPathsEqualsAWholeSnapshot(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, layout{"a.txt": "a", "src/b.go": "b", "src/deep/c.go": "c", "link": "->a.txt", "gone.txt": "bye", ".gitignore": "*.log\n"})
+	s := newStore(t, root, Options{})
+	base, err := s.Snapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var forced []string
+	for _, tc := range []struct {
+		name   string
+		change func()
+		paths  []string
+	}{
+		{"edit", func() { write(t, root, layout{"src/b.go": "B"}) }, []string{"src/b.go"}},
+		{"new file in new folders", func() { write(t, root, layout{"new/dir/x.txt": "x"}) }, []string{"new/dir/x.txt"}},
+		{"removed file", func() { os.Remove(filepath.Join(root, "gone.txt")) }, []string{"gone.txt"}},
+		{"ignored file named", func() { write(t, root, layout{"app.log": "log"}) }, []string{"app.log"}},
+		{"chmod", func() { os.Chmod(filepath.Join(root, "a.txt"), 0o600) }, []string{"a.txt"}},
+		{"a folder named (a whole snapshot instead)", func() { write(t, root, layout{"src/deep/d.go": "d"}) }, []string{"src/deep"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.change()
+			forced = append(forced, tc.paths...) // as the Keeper keeps them
+			part, err := s.SnapshotPaths(ctx, base.Tree, tc.paths, forced)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := s.Snapshot(ctx, forced)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if part.Tree != whole.Tree || part.Files != whole.Files || part.Bytes != whole.Bytes {
+				pf, _ := s.Files(part.Tree)
+				wf, _ := s.Files(whole.Tree)
+				for _, c := range Diff(wf, pf) {
+					t.Logf("%s: whole %+v, partial %+v", c.Path, c.From, c.To)
+				}
+				t.Fatalf("partial %+v, whole %+v", part, whole)
+			}
+			base = whole
+		})
+	}
+}

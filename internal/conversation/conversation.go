@@ -225,6 +225,22 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		turnSeq = seqs[len(seqs)-1]
 	}
 	checkpointed := false
+	// Since the last checkpoint of the turn (lastTree), only the files the
+	// calls since named may have changed, when those calls were the
+	// built-in edit tools' (edited; nil: anything may have).
+	var lastTree string
+	var edited []string
+	take := func(ctx context.Context, rec session.Checkpoint, force []string) (session.Checkpoint, checkpoint.Snapshot, error) {
+		o := checkpoint.TakeOptions{Force: force}
+		if lastTree != "" && edited != nil {
+			o.Base, o.Changed = lastTree, edited
+		}
+		saved, snap, err := t.Checkpoints.Take(ctx, rec, o)
+		if err == nil {
+			lastTree, edited = saved.Tree, []string{}
+		}
+		return saved, snap, err
+	}
 	o.Hooks.Before = func(ctx context.Context, c tool.Call, name string) error {
 		if before != nil {
 			if err := before(ctx, c, name); err != nil {
@@ -233,7 +249,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		}
 		if t.Checkpoints != nil && changesFiles(a, name) {
 			rec := session.Checkpoint{SessionID: out.SessionID, Kind: session.CheckpointBefore, Turn: turnSeq, Seq: lastSeq(seqs), CallID: c.ID, Tool: name}
-			saved, snap, err := t.Checkpoints.Take(ctx, rec, checkpoint.PathsIn(c.Args, t.Checkpoints.Store().Root(), editsFiles(a, name)))
+			saved, snap, err := take(ctx, rec, checkpoint.PathsIn(c.Args, t.Checkpoints.Store().Root(), editsFiles(a, name)))
 			if err != nil {
 				log.Error("checkpoint before a call", "session", out.SessionID, "call", c.ID, "error", err)
 				return fmt.Errorf("could not checkpoint the workspace before this call, so what it changes could not be undone: %w. The user can free disk space, or turn checkpoints off", err)
@@ -247,6 +263,13 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		return nil
 	}
 	o.Hooks.After = func(ctx context.Context, c tool.Call, name string, res tool.Result, err error) {
+		if t.Checkpoints != nil && changesFiles(a, name) {
+			if builtinEdit(name) && edited != nil {
+				edited = append(edited, checkpoint.PathsIn(c.Args, t.Checkpoints.Store().Root(), true)...)
+			} else {
+				edited = nil // a command, or another tool: anything may have changed
+			}
+		}
 		mu.Lock()
 		d := time.Since(started[c.ID])
 		mu.Unlock()
@@ -271,7 +294,7 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		// The state the turn left the files in: what undo compares with
 		// (a change after it is the user's).
 		rec := session.Checkpoint{SessionID: out.SessionID, Kind: session.CheckpointAfter, Turn: turnSeq, Seq: lastSeq(seqs)}
-		if _, _, err := t.Checkpoints.Take(wctx, rec, nil); err != nil {
+		if _, _, err := take(wctx, rec, nil); err != nil {
 			log.Error("checkpoint after the turn", "session", out.SessionID, "error", err)
 		}
 	}
@@ -308,6 +331,11 @@ func changesFiles(a *agent.Agent, name string) bool {
 	tl, ok := a.Tools.Get(name)
 	return ok && tl.Kind() != tool.ReadOnly
 }
+
+// builtinEdit reports whether name is a built-in edit tool's: a call of
+// one changes the files its arguments name and nothing else, so the
+// checkpoint after it looks at those alone.
+func builtinEdit(name string) bool { return name == "edit" || name == "write_file" }
 
 // editsFiles reports whether the tool is an edit tool, whose path
 // arguments name the files it changes.

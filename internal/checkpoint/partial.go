@@ -1,0 +1,180 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+// errFullWalk says a partial snapshot cannot stand for the workspace: the
+// caller takes a whole one.
+var errFullWalk = errors.New("a whole snapshot is needed")
+
+// SnapshotPaths snapshots the workspace knowing that, since the snapshot
+// base, only the given paths (relative to the root) may have changed — as
+// after a call of an edit tool, which changes the files it names and
+// nothing else. Only those paths are looked at, so it costs a few system
+// calls where Snapshot walks every folder. Where the paths do not allow it
+// (a folder, a link on the way, a base not in the store), it takes a whole
+// snapshot instead.
+func (s *Store) SnapshotPaths(ctx context.Context, base string, paths, force []string) (Snapshot, error) {
+	if base == "" || len(paths) == 0 {
+		return s.Snapshot(ctx, force)
+	}
+	prev, err := s.Files(base)
+	if err != nil {
+		return s.Snapshot(ctx, force)
+	}
+	snap, err := s.snapshotPaths(ctx, prev, paths)
+	if errors.Is(err, errFullWalk) {
+		return s.Snapshot(ctx, force)
+	}
+	return snap, err
+}
+
+func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	root, err := os.OpenRoot(s.root)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("checkpoints: opening the workspace: %w", err)
+	}
+	defer root.Close()
+	next := make(Files, len(prev)+len(paths))
+	for p, e := range prev {
+		next[p] = e
+	}
+	w := &walker{s: s, ctx: ctx, root: root, old: s.loadIndex(), next: &index{Files: map[string]stat{}}}
+	for _, p := range paths {
+		p = cleanRel(p)
+		if p == "" || s.skipped(p) {
+			continue
+		}
+		// Every folder on the way is a real folder, known or new.
+		for _, d := range parentDirs(p) {
+			if e, ok := next[d]; ok {
+				if e.Kind != Dir {
+					return Snapshot{}, errFullWalk
+				}
+				continue
+			}
+			fi, err := root.Lstat(d)
+			if err != nil || !fi.IsDir() {
+				return Snapshot{}, errFullWalk
+			}
+			next[d] = Entry{Kind: Dir, Perm: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}
+		}
+		fi, err := root.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if e, ok := next[p]; ok && e.Kind == Dir {
+				return Snapshot{}, errFullWalk
+			}
+			delete(next, p)
+			continue
+		case err != nil:
+			return Snapshot{}, errFullWalk
+		case fi.IsDir():
+			return Snapshot{}, errFullWalk
+		}
+		e, ok, err := w.entry(p, fi, nil, true)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		if ok {
+			next[p] = e
+		} else {
+			delete(next, p)
+		}
+	}
+	tree, err := s.buildTree(next)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if w.wrote {
+		if err := syncStore(s.dir); err != nil {
+			return Snapshot{}, fmt.Errorf("checkpoints: syncing the store: %w", err)
+		}
+	}
+	snap := w.snap
+	snap.Tree = tree
+	snap.Files, snap.Bytes = 0, 0
+	snap.TooLarge = nil
+	for p, e := range next {
+		switch e.Kind {
+		case Link:
+			snap.Files++
+		case File:
+			snap.Files++
+			snap.Bytes += e.Size
+		case Large:
+			snap.Files++
+			snap.Bytes += e.Size
+			snap.TooLarge = append(snap.TooLarge, p)
+		}
+	}
+	sort.Strings(snap.TooLarge)
+	if len(s.trees) > 64 {
+		clear(s.trees)
+	}
+	s.trees[tree] = next
+	return snap, nil
+}
+
+// buildTree stores the tree objects of a flattened snapshot and returns
+// its root's hash.
+func (s *Store) buildTree(files Files) (string, error) {
+	children := map[string][]treeEntry{"": nil}
+	for p, e := range files {
+		parent := path.Dir(p)
+		if parent == "." {
+			parent = ""
+		}
+		children[parent] = append(children[parent], treeEntry{Name: path.Base(p), Entry: e})
+		if e.Kind == Dir {
+			if _, ok := children[p]; !ok {
+				children[p] = nil
+			}
+		}
+	}
+	dirs := make([]string, 0, len(children))
+	for d := range children {
+		dirs = append(dirs, d)
+	}
+	depth := func(d string) int {
+		if d == "" {
+			return 0
+		}
+		return strings.Count(d, "/") + 1
+	}
+	sort.Slice(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })
+	hashes := map[string]string{}
+	for _, d := range dirs {
+		entries := children[d]
+		for i := range entries {
+			if entries[i].Kind == Dir {
+				h, ok := hashes[join(d, entries[i].Name)]
+				if !ok {
+					return "", fmt.Errorf("checkpoints: folder %s has no tree", join(d, entries[i].Name))
+				}
+				entries[i].Hash = h
+			}
+		}
+		h, _, err := s.putObject(encodeTree(entries))
+		if err != nil {
+			return "", err
+		}
+		hashes[d] = h
+		if d != "" {
+			e := files[d]
+			e.Hash = h
+			files[d] = e
+		}
+	}
+	return hashes[""], nil
+}
