@@ -23,6 +23,9 @@ type errorBody struct {
 	// Hint, where there is one, is the fix (a provider that cannot be
 	// reached).
 	Hint string `json:"hint,omitempty"`
+	// Paths, on restore_conflict, lists the files the restore would
+	// overwrite.
+	Paths []string `json:"paths,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,8 +1,9 @@
 // Package server is Hearth's HTTP API, the backend of the web UI and of any
 // program that drives Hearth over HTTP. Under /v1 it serves sessions
-// (create, list, search, show, rename, delete), turns whose events stream as
-// Server-Sent Events in the event contract of docs/events.md (with
-// reconnection by Last-Event-ID), cancellation, approvals, the model list,
+// (create, list, search, show, rename, archive, delete, fork), turns whose
+// events stream as Server-Sent Events in the event contract of
+// docs/events.md (with reconnection by Last-Event-ID), cancellation,
+// undo, redo and rewind of what the agent changed, approvals, the model list,
 // provider health and token usage; outside /v1 it serves the web UI's static
 // files. The OpenAPI document (openapi.json, served at /v1/openapi.json) is
 // the reference for every route; docs/api.md explains how to use them.
@@ -248,6 +249,11 @@ var routes = []route{
 	{"POST", "/v1/sessions/{id}/turns", (*Server).postTurn},
 	{"GET", "/v1/sessions/{id}/events", (*Server).getEvents},
 	{"POST", "/v1/sessions/{id}/cancel", (*Server).cancelTurn},
+	{"POST", "/v1/sessions/{id}/undo", (*Server).undoSession},
+	{"POST", "/v1/sessions/{id}/redo", (*Server).redoSession},
+	{"POST", "/v1/sessions/{id}/rewind", (*Server).rewindSession},
+	{"POST", "/v1/sessions/{id}/fork", (*Server).forkSession},
+	{"GET", "/v1/sessions/{id}/checkpoints", (*Server).listCheckpoints},
 	{"POST", "/v1/approvals/{id}", (*Server).answerApproval},
 	{"GET", "/v1/models", (*Server).listModels},
 	{"GET", "/v1/health", (*Server).health},

@@ -102,7 +102,16 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	list, err := s.store.List(r.Context(), session.ListOptions{Limit: limit, Query: q.Get("q")})
+	archived := false
+	if v := q.Get("archived"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("archived=%q: archived=true lists the archived sessions (and only them), archived=false the others", v))
+			return
+		}
+		archived = b
+	}
+	list, err := s.store.List(r.Context(), session.ListOptions{Limit: limit, Query: q.Get("q"), Archived: archived})
 	if err != nil {
 		s.storeError(w, "", err)
 		return
@@ -115,9 +124,17 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
-// titleBody is the body of POST and PATCH /v1/sessions.
+// titleBody is the body of POST /v1/sessions.
 type titleBody struct {
 	Title *string `json:"title"`
+}
+
+// patchBody is the body of PATCH /v1/sessions/{id}: what to change.
+type patchBody struct {
+	Title *string `json:"title"`
+	// Archived archives the session (hidden from the list unless asked
+	// for with archived=true; nothing in it is deleted) or brings it back.
+	Archived *bool `json:"archived"`
 }
 
 func checkTitle(w http.ResponseWriter, title string) (string, bool) {
@@ -183,21 +200,29 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body titleBody
+	var body patchBody
 	if !decodeJSON(w, r, &body, false, `{"title": "Fix the parser"}`) {
 		return
 	}
-	if body.Title == nil {
-		writeError(w, http.StatusBadRequest, "bad_request", `nothing to change: send {"title": "…"}`)
+	if body.Title == nil && body.Archived == nil {
+		writeError(w, http.StatusBadRequest, "bad_request", `nothing to change: send {"title": "…"} to rename the session, or {"archived": true} to archive it ({"archived": false} brings it back)`)
 		return
 	}
-	title, ok := checkTitle(w, *body.Title)
-	if !ok {
-		return
+	if body.Title != nil {
+		title, ok := checkTitle(w, *body.Title)
+		if !ok {
+			return
+		}
+		if err := s.store.Rename(r.Context(), id, title); err != nil {
+			s.storeError(w, id, err)
+			return
+		}
 	}
-	if err := s.store.Rename(r.Context(), id, title); err != nil {
-		s.storeError(w, id, err)
-		return
+	if body.Archived != nil {
+		if err := s.store.SetArchived(r.Context(), id, *body.Archived); err != nil {
+			s.storeError(w, id, err)
+			return
+		}
 	}
 	se, err := s.store.Get(r.Context(), id)
 	if err != nil {
