@@ -92,14 +92,12 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 			delete(next, p)
 		}
 	}
-	tree, err := s.buildTree(next)
+	tree, err := buildTree(next, w.put)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if w.wrote {
-		if err := syncStore(s.dir); err != nil {
-			return Snapshot{}, fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
+	if err := w.flush(); err != nil {
+		return Snapshot{}, err
 	}
 	snap := w.snap
 	snap.Tree = tree
@@ -126,9 +124,9 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 	return snap, nil
 }
 
-// buildTree stores the tree objects of a flattened snapshot and returns
-// its root's hash.
-func (s *Store) buildTree(files Files) (string, error) {
+// buildTree stores the tree objects of a flattened snapshot with put and
+// returns its root's hash.
+func buildTree(files Files, put func([]byte) (string, bool, error)) (string, error) {
 	children := map[string][]treeEntry{"": nil}
 	for p, e := range files {
 		parent := path.Dir(p)
@@ -165,7 +163,7 @@ func (s *Store) buildTree(files Files) (string, error) {
 				entries[i].Hash = h
 			}
 		}
-		h, _, err := s.putObject(encodeTree(entries))
+		h, _, err := put(encodeTree(entries))
 		if err != nil {
 			return "", err
 		}

@@ -199,7 +199,7 @@ type walker struct {
 
 	mu    sync.Mutex // guards what follows
 	snap  Snapshot
-	wrote bool
+	wrote []string // objects this snapshot added
 	dirty bool // the index changed: a file was read, or one went
 }
 
@@ -242,10 +242,44 @@ func (w *walker) put(data []byte) (string, bool, error) {
 	h, wrote, err := w.s.putObject(data)
 	if wrote {
 		w.mu.Lock()
-		w.wrote = true
+		w.wrote = append(w.wrote, h)
 		w.mu.Unlock()
 	}
 	return h, wrote, err
+}
+
+// flush makes what the snapshot added durable before it is recorded: each
+// new object and its folder when there are few (an edit's), the whole
+// file system in one call when there are many (a first snapshot).
+func (w *walker) flush() error {
+	if len(w.wrote) == 0 {
+		return nil
+	}
+	if len(w.wrote) > 64 {
+		if err := syncStore(w.s.dir); err != nil {
+			return fmt.Errorf("checkpoints: syncing the store: %w", err)
+		}
+		return nil
+	}
+	dirs := map[string]bool{}
+	for _, h := range w.wrote {
+		p := w.s.objectPath(h)
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("checkpoints: syncing the store: %w", err)
+		}
+		err = errors.Join(f.Sync(), f.Close())
+		if err != nil {
+			return fmt.Errorf("checkpoints: syncing the store: %w", err)
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("checkpoints: syncing the store: %w", err)
+		}
+	}
+	return nil
 }
 
 // Snapshot records the workspace's files as they are now and returns the
@@ -278,10 +312,8 @@ func (s *Store) Snapshot(ctx context.Context, force []string) (Snapshot, error) 
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if w.wrote {
-		if err := syncStore(s.dir); err != nil {
-			return Snapshot{}, fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
+	if err := w.flush(); err != nil {
+		return Snapshot{}, err
 	}
 	if w.dirty || len(w.next.Files) != len(w.old.Files) {
 		s.saveIndex(w.next)
