@@ -200,7 +200,7 @@ type walker struct {
 	mu    sync.Mutex // guards what follows
 	snap  Snapshot
 	wrote []string // objects this snapshot added
-	dirty bool // the index changed: a file was read, or one went
+	dirty bool     // the index changed: a file was read, or one went
 }
 
 // walkers is how many folders a snapshot reads at once: the cost of a
