@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/checkpoint"
@@ -449,4 +450,19 @@ func joinContext(a, b string) string {
 		return a
 	}
 	return a + "\n\n" + b
+}
+
+// Pruned says what PruneCheckpoints removed.
+type Pruned = checkpoint.Pruned
+
+// PruneCheckpoints removes from the workspace's checkpoint store what no
+// checkpoint of any stored session reaches any more (the snapshots of
+// deleted sessions, previews), keeping what is younger than grace (a
+// snapshot being taken may be about to use it). The store only grows
+// otherwise.
+func (a *Agent) PruneCheckpoints(ctx context.Context, grace time.Duration) (Pruned, error) {
+	if a.keeper == nil {
+		return Pruned{}, ErrNoCheckpoints
+	}
+	return a.keeper.Prune(ctx, grace)
 }

@@ -515,3 +515,38 @@ func mustArgs(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// Deleting a session and pruning frees its snapshots; the other
+// sessions' undo still works.
+func TestPruneCheckpoints(t *testing.T) {
+	f := newRestoreFixture(t, false)
+	ctx := context.Background()
+	for _, id := range []string{"s1", "s2"} {
+		f.fake.Enqueue("/api/chat",
+			llmtest.OllamaStream("m", llmtest.Call("write_file", mustArgs(t, map[string]string{"file_path": id + ".txt", "content": strings.Repeat(id, 1000)}))),
+			llmtest.OllamaStream("m", llmtest.Text("ok")))
+		f.turn(t, id, "write")
+	}
+	if p, err := f.bot.PruneCheckpoints(ctx, 0); err != nil || p.Objects != 0 {
+		t.Fatalf("a prune with every session there removed %+v (%v)", p, err)
+	}
+	if err := f.bot.Store().Delete(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(f.root, "s1.txt"))
+	// s2's after-turn snapshot still holds s1.txt; s1's own before and
+	// after are gone with it, and what only they reached.
+	p, err := f.bot.PruneCheckpoints(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Objects == 0 {
+		t.Fatalf("nothing pruned: %+v", p)
+	}
+	if _, err := f.bot.Session("s2").Restore(ctx, hearth.RestoreRequest{Op: hearth.Undo, Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "s2.txt")); !os.IsNotExist(err) {
+		t.Fatal("s2's undo did not remove s2.txt")
+	}
+}

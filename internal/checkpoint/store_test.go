@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tree describes a workspace for tests: path → content; a value starting
@@ -519,5 +520,55 @@ func TestSnapshotPathsEqualsAWholeSnapshot(t *testing.T) {
 			}
 			base = whole
 		})
+	}
+}
+
+func TestPruneRemovesWhatNoSnapshotReaches(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, layout{"keep.txt": "kept", "dir/x.txt": "x1"})
+	s := newStore(t, root, Options{})
+	a, err := s.Snapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, layout{"dir/x.txt": "x2", "gone.txt": "only in b"})
+	b, err := s.Snapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Young objects are kept whatever reaches them.
+	if p, err := s.Prune(ctx, []string{a.Tree}, time.Hour); err != nil || p.Objects != 0 {
+		t.Fatalf("a prune within the grace removed %+v (%v)", p, err)
+	}
+	p, err := s.Prune(ctx, []string{a.Tree}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's root tree, its dir tree, x2 and gone.txt's blob.
+	if p.Objects != 4 || p.Kept == 0 {
+		t.Fatalf("pruned %+v", p)
+	}
+	if _, err := s.Files(b.Tree); err == nil {
+		t.Fatal("the pruned snapshot can still be read")
+	}
+	// a is whole: a restore to it works.
+	os.Remove(filepath.Join(root, "gone.txt"))
+	restoreTo(t, s, a.Tree)
+	if got, _ := os.ReadFile(filepath.Join(root, "dir/x.txt")); string(got) != "x1" {
+		t.Fatalf("x.txt: %q", got)
+	}
+	// The index forgot what went: a new snapshot stores x2 again.
+	write(t, root, layout{"dir/x.txt": "x2"})
+	c, err := s.Snapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s.Files(c.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.readObject(files["dir/x.txt"].Hash); err != nil {
+		t.Fatalf("a snapshot after the prune names a removed object: %v", err)
 	}
 }
