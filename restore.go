@@ -61,6 +61,10 @@ type RestoreRequest struct {
 	// files as they were right after it, the conversation ending with it
 	// (a message with tool calls keeps their results).
 	Through int
+	// Start, for Rewind instead of Through, goes back to the start of the
+	// session: the files as they were before it changed any, and (unless
+	// FilesOnly) no message left.
+	Start bool
 	// Checkpoint is, for Rewind, a checkpoint to bring the files back to
 	// instead of a message (files only).
 	Checkpoint int64
@@ -132,8 +136,14 @@ func (s *Session) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	if req.Op != Undo && req.Op != Redo && req.Op != Rewind {
 		return nil, fmt.Errorf("hearth: restore: unknown op %q: undo, redo or rewind", req.Op)
 	}
-	if req.Op == Rewind && req.Through <= 0 && req.Checkpoint <= 0 {
-		return nil, errors.New("hearth: rewind: say to which message (its seq) or checkpoint")
+	if req.Op == Rewind && !req.Start && req.Through <= 0 && req.Checkpoint <= 0 {
+		return nil, errors.New("hearth: rewind: say to which message (its seq) or checkpoint, or to the start")
+	}
+	if req.Start && (req.Through > 0 || req.Checkpoint > 0) {
+		return nil, errors.New("hearth: rewind: to the start, to a message or to a checkpoint: one of them")
+	}
+	if req.Start {
+		req.Through = 0
 	}
 	if req.FilesOnly && req.ConversationOnly {
 		return nil, errors.New("hearth: rewind: files only or conversation only, not both")
@@ -163,7 +173,7 @@ func (s *Session) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	defer unlock()
 	res := &RestoreResult{RestoreInfo: agent.RestoreInfo{Op: string(req.Op), Through: req.Through, Files: []agent.FileChange{}}, DryRun: req.DryRun}
 	through := req.Through
-	if conv {
+	if conv && !req.Start {
 		if through, err = conversationEnd(ctx, st, s.id, req.Through); err != nil {
 			return nil, err
 		}
@@ -418,11 +428,11 @@ func (s *Session) restoredNote(ctx context.Context) string {
 	if err != nil || len(recs) == 0 {
 		return ""
 	}
-	msgs, err := s.a.store.Messages(ctx, s.id)
-	if err != nil || len(msgs) == 0 {
+	sess, err := s.a.store.Get(ctx, s.id)
+	if err != nil {
 		return ""
 	}
-	last := msgs[len(msgs)-1].Seq
+	last := sess.MessageCount // seqs run from 1 without a gap
 	var paths []string
 	var ops []string
 	for _, c := range recs {

@@ -396,6 +396,16 @@ func testRewindAndFork(t *testing.T, kind string) {
 		}
 	}
 
+	// To the very start: no message, the files as before the session.
+	os.WriteFile(filepath.Join(f.root, "one.txt"), []byte("1\n"), 0o644)
+	if _, err := s.Restore(ctx, hearth.RestoreRequest{Op: hearth.Rewind, Start: true, Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "after a rewind to the start", initial, files(t, f.root))
+	if msgs, _ = st.Messages(ctx, "s1"); len(msgs) != 0 {
+		t.Fatalf("%d messages after a rewind to the start", len(msgs))
+	}
+
 	// The next turn is told its files were restored.
 	f.fake.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("ok")))
 	f.turn(t, "s1", "again")

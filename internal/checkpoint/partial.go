@@ -176,3 +176,13 @@ func buildTree(files Files, put func([]byte) (string, bool, error)) (string, err
 	}
 	return hashes[""], nil
 }
+
+// treeOf stores the tree objects of a flattened snapshot whose files are
+// all in the store (a state a restore made) and returns its root's hash.
+func (s *Store) treeOf(files Files) (string, error) {
+	own := make(Files, len(files))
+	for p, e := range files {
+		own[p] = e
+	}
+	return buildTree(own, s.putObject)
+}

@@ -230,7 +230,7 @@ type Plan struct {
 
 // plan works out a restore from the session's records and the files now
 // (snapshot tree now).
-func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op Op, through int, to int64, maxSize int64) (*Plan, error) {
+func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, treeOf func(Files) (string, error), op Op, through int, to int64, maxSize int64) (*Plan, error) {
 	tl, err := buildTimeline(recs, now, load)
 	if err != nil {
 		return nil, err
@@ -271,18 +271,24 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 	case Rewind:
 		idx := -1
 		for i, st := range tl.states {
-			if st.rec < 0 || st.tree == "" {
+			if st.rec < 0 {
 				continue
 			}
 			c := tl.recs[st.rec]
 			if to > 0 {
-				if c.ID == to {
+				if c.ID == to && st.tree != "" {
 					idx = i
 					break
 				}
 				continue
 			}
-			if (c.Kind == session.CheckpointBefore || c.Kind == session.CheckpointAfter) && c.Seq >= through {
+			// The files at a message: the first state recorded once the
+			// conversation had reached it — before a call, after a turn,
+			// or after a restore (a rewind of the conversation keeps its
+			// record there, where the checkpoints after it went).
+			agentState := (c.Kind == session.CheckpointBefore || c.Kind == session.CheckpointAfter) && st.tree != ""
+			restored := c.Kind != session.CheckpointBefore && c.Kind != session.CheckpointAfter && st.tree == ""
+			if (agentState || restored) && c.Seq >= through {
 				idx = i
 				break
 			}
@@ -298,6 +304,12 @@ func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, op 
 			return p, nil
 		}
 		target, p.Target = tl.states[idx].files, tl.states[idx].tree
+		if p.Target == "" {
+			// A state a restore made: its tree is stored now.
+			if p.Target, err = treeOf(target); err != nil {
+				return nil, err
+			}
+		}
 		if to > 0 {
 			p.To = tl.recs[tl.states[idx].rec].ID
 		}
