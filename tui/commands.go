@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
@@ -30,6 +31,9 @@ var slashCommands = []slashCommand{
 	{name: "compress", help: "summarise older turns to free the context window", idle: true},
 	{name: "model", args: "[NAME]", help: "list the server's models, or switch to one", idle: true},
 	{name: "session", args: "[list|switch ID|new|rename TITLE]", help: "list, switch, start or rename sessions", idle: true, subs: []string{"list", "switch", "new", "rename"}},
+	{name: "undo", help: "take back the file changes of the last turn that changed files (a preview first)", idle: true},
+	{name: "redo", help: "bring back what the last /undo took back (a preview first)", idle: true},
+	{name: "rewind", help: "go back to before a message: its files, the conversation, or both", idle: true},
 	{name: "mode", args: "[default|auto_edit|plan|yolo]", help: "show or switch the approval mode (shift+tab cycles)", subs: []string{"default", "auto_edit", "plan", "yolo"}},
 	{name: "tools", help: "the tools the model may call, and which ask first"},
 	{name: "mcp", help: "MCP servers and their tools"},
@@ -92,6 +96,12 @@ func (m *Model) command(text string) tea.Cmd {
 			return nil
 		}
 		m.setMode(mode)
+	case "undo":
+		return m.restoreCommand(hearth.Undo)
+	case "redo":
+		return m.restoreCommand(hearth.Redo)
+	case "rewind":
+		return m.restoreCommand(hearth.Rewind)
 	case "tools":
 		m.listTools()
 	case "mcp":
@@ -281,6 +291,18 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		m.notice(noticeWarn, "Let the turn finish before switching sessions.", nil)
 		return nil
 	}
+	m.showSession(msg)
+	s := msg.sess
+	m.notice(noticeInfo, fmt.Sprintf("Resumed session %s “%s”: %d messages.", s.ID, s.Title, s.MessageCount), nil)
+	if m.lastAnswer != "" {
+		return m.titleLater(s.ID) // a session titled from its prompt only
+	}
+	return nil
+}
+
+// showSession shows a stored session's conversation, and makes it the one
+// the conversation goes to.
+func (m *Model) showSession(msg sessionLoadedMsg) {
 	m.newSession()
 	m.tr.clear()
 	m.banner()
@@ -289,6 +311,19 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 	runs := map[string]session.ToolRun{}
 	for _, r := range msg.runs {
 		runs[r.CallID] = r
+	}
+	// A call's checkpoint is the "before" one of its id and tool taken
+	// while the reply that made it, or one of its calls' results, was the
+	// last message (ids are reused from one reply to the next).
+	used := map[int64]bool{}
+	checkpointOf := func(seq, calls int, id, name string) int64 {
+		for _, c := range msg.checkpoints {
+			if c.Kind == session.CheckpointBefore && !used[c.ID] && c.CallID == id && c.Tool == name && c.Seq >= seq && c.Seq <= seq+calls {
+				used[c.ID] = true
+				return c.ID
+			}
+		}
+		return 0
 	}
 	tools := map[string]*entry{}
 	for _, sm := range session.InOrder(msg.msgs) {
@@ -318,7 +353,7 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 				m.lastAnswer = sm.Content
 			}
 			for _, tc := range sm.ToolCalls {
-				it := &toolItem{id: tc.ID, name: tc.Name, args: tc.Args, state: toolDone}
+				it := &toolItem{id: tc.ID, name: tc.Name, args: tc.Args, state: toolDone, checkpoint: checkpointOf(sm.Seq, len(sm.ToolCalls), tc.ID, tc.Name)}
 				if r, ok := runs[tc.ID]; ok {
 					it.end = it.start.Add(r.Duration)
 				}
@@ -337,11 +372,6 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		}
 	}
 	m.ctxUsed = s.InputTokens / max(1, s.MessageCount/2)
-	m.notice(noticeInfo, fmt.Sprintf("Resumed session %s “%s”: %d messages.", s.ID, s.Title, s.MessageCount), nil)
-	if m.lastAnswer != "" {
-		return m.titleLater(s.ID) // a session titled from its prompt only
-	}
-	return nil
 }
 
 func (m *Model) listTools() {
@@ -499,7 +529,7 @@ func (m *Model) complete() {
 		return
 	}
 	m.comp = compState{}
-	if m.approval != nil {
+	if m.approval != nil || m.restore != nil {
 		return
 	}
 	off := cursorOffset(v, m.input.Line(), m.input.Column())

@@ -71,6 +71,14 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 		kind, _ := m.agent.ToolKind(ev.Name)
 		m.approval = &approvalState{req: agent.Request{ID: ev.ID, Tool: ev.Name, Kind: kind, Args: ev.Args, Reason: ev.Reason}}
 		m.scroll = 0
+	case agent.EventCheckpoint:
+		// The workspace was snapshotted before the call: /undo and
+		// /rewind can bring it back to this state.
+		if e := m.tools[ev.ID]; e != nil && ev.Checkpoint != nil {
+			it := e.it.(*toolItem)
+			it.checkpoint, it.tooLarge = ev.Checkpoint.ID, ev.Checkpoint.TooLarge
+			e.dirty = true
+		}
 	case agent.EventToolOutput:
 		if e := m.tools[ev.ID]; e != nil {
 			it := e.it.(*toolItem)

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
@@ -118,6 +119,47 @@ func TestGoldenViews(t *testing.T) {
 					failed(5, "Provider request failed: ollama chat: model runner crashed"),
 				}})
 		}},
+		{"tool-checkpoint", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "add a fixture"})
+			f.events(call("c1", "write_file", `{"file_path":"testdata/big.json","content":"{}"}`),
+				agent.Event{Type: agent.EventCheckpoint, ID: "c1", Name: "write_file", Checkpoint: &agent.CheckpointInfo{ID: 12, Seq: 2, Files: 230, TooLarge: []string{"data/dump.sql", "assets/video.mp4"}}})
+			f.tick(300 * time.Millisecond)
+			f.events(agent.Event{Type: agent.EventToolResult, ID: "c1", Name: "write_file", OK: true, Output: "Created testdata/big.json (1 lines)."})
+		}},
+		{"undo-preview", func(f *fixture) {
+			f.restorePreview(hearth.Undo, goldenRestore())
+		}},
+		{"undo-conflict", func(f *fixture) {
+			res := goldenRestore()
+			res.Conflicts = []string{"calc/add.go"}
+			f.restorePreview(hearth.Undo, res)
+		}},
+		{"undo-result", func(f *fixture) {
+			res := goldenRestore()
+			res.DryRun, res.Checkpoint, res.Kept = false, 14, []string{"calc/add.go"}
+			res.Files = res.Files[1:]
+			f.m.sessionID = "s-7kq2m9xwa3"
+			f.m.restore = &restoreState{op: hearth.Undo, sessionID: f.m.sessionID, stage: stageWork, applying: true}
+			f.send(restoreDoneMsg{res: res, turn: turnLabel{n: 3, text: "make add work"}})
+		}},
+		{"rewind-pick", func(f *fixture) {
+			f.m.sessionID = "s-7kq2m9xwa3"
+			f.send(rewindPointsMsg{sessionID: f.m.sessionID, points: []rewindPoint{
+				{seq: 9, through: 8, n: 3, text: "now add a test for it"},
+				{seq: 5, through: 4, n: 2, text: "make add work\nand keep it short"},
+				{seq: 1, n: 1, text: "why does the test fail?"}}})
+			f.press("down")
+		}},
+		{"rewind-preview", func(f *fixture) {
+			f.m.sessionID = "s-7kq2m9xwa3"
+			f.m.restore = &restoreState{op: hearth.Rewind, sessionID: f.m.sessionID, stage: stageWork,
+				point: &rewindPoint{seq: 5, through: 4, n: 2, text: "make add work"}}
+			res := goldenRestore()
+			res.Op, res.Turn, res.Through = "rewind", 0, 4
+			res.Conversation = &agent.ConversationRewind{Through: 4, Removed: 9}
+			f.send(restoreDoneMsg{dry: true, res: res})
+		}},
 		{"unreachable", func(f *fixture) {
 			f.send(healthMsg{err: errString("ollama health: connection refused; is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST")})
 		}},
@@ -136,6 +178,22 @@ func TestGoldenViews(t *testing.T) {
 			f.golden(tc.name)
 		})
 	}
+}
+
+// goldenRestore is the preview of an undo that changes four files, one
+// of which cannot be restored.
+func goldenRestore() *hearth.RestoreResult {
+	return &hearth.RestoreResult{RestoreInfo: agent.RestoreInfo{Op: "undo", Turn: 5, Files: []agent.FileChange{
+		{Path: "calc/add.go", Action: "modify"}, {Path: "calc/add_test.go", Action: "delete"},
+		{Path: "calc/old.go", Action: "create"}, {Path: "run.sh", Action: "chmod"}},
+		Failed: []agent.FileProblem{{Path: "data/dump.sql", Reason: "not kept: it was 12 MB, over the checkpoint size cap of 10 MB"}}}, DryRun: true}
+}
+
+// restorePreview shows res as the preview of op, as the worker brings it.
+func (f *fixture) restorePreview(op hearth.RestoreOp, res *hearth.RestoreResult) {
+	f.m.sessionID = "s-7kq2m9xwa3"
+	f.m.restore = &restoreState{op: op, sessionID: f.m.sessionID, stage: stageWork}
+	f.send(restoreDoneMsg{dry: true, res: res, turn: turnLabel{n: 3, text: "make add work"}})
 }
 
 type errString string

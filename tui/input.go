@@ -90,6 +90,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.cycleMode()
 		return nil
 	}
+	if m.restore != nil {
+		return m.restoreKey(msg)
+	}
 	if a := m.approval; a != nil && !a.denying {
 		return m.approvalKey(msg)
 	}
@@ -179,6 +182,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // a second press quits.
 func (m *Model) ctrlC() tea.Cmd {
 	now := m.now()
+	if m.restore != nil {
+		m.cancelRestore()
+		return nil
+	}
 	if m.job != jobNone {
 		m.stop()
 		return nil
@@ -210,6 +217,9 @@ func (m *Model) quit() tea.Cmd {
 // paste inserts pasted text; a long one goes in as a placeholder, which
 // expandPastes replaces when the message is sent.
 func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	if m.restore != nil {
+		return nil // the input is hidden
+	}
 	content := strings.ReplaceAll(msg.Content, "\r\n", "\n")
 	content = strings.ReplaceAll(content, "\r", "\n")
 	lines := strings.Count(content, "\n") + 1

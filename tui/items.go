@@ -130,6 +130,9 @@ type textItem struct {
 	title string
 	body  []string // preformatted lines (may hold ANSI)
 	plain string   // wrapped to the width
+	// problems and notes are paragraphs after the body, each wrapped to
+	// the width: problems in the error colour, then notes.
+	problems, notes []string
 }
 
 type noticeKind uint8
@@ -178,6 +181,16 @@ func (it *textItem) render(c *renderCtx) []string {
 	}
 	for _, l := range it.body {
 		out = append(out, "  "+xansi.Truncate(l, c.width-2, "…"))
+	}
+	for _, p := range it.problems {
+		for _, l := range wrapPlain(clean(p), c.width-2) {
+			out = append(out, "  "+th.failText.Render(l))
+		}
+	}
+	for _, n := range it.notes {
+		for _, l := range wrapPlain(clean(n), c.width-2) {
+			out = append(out, "  "+th.muted.Render(l))
+		}
 	}
 	return out
 }
@@ -335,6 +348,11 @@ type toolItem struct {
 	result   string
 	display  string
 	errText  string
+	// checkpoint is the snapshot of the workspace taken before the call
+	// (0: none, a read-only tool); tooLarge lists the files it could not
+	// keep (over the size cap: not restorable).
+	checkpoint int64
+	tooLarge   []string
 }
 
 func (it *toolItem) live() bool { return it.state == toolRunning || it.state == toolQueued }
@@ -367,6 +385,13 @@ func (it *toolItem) render(c *renderCtx) []string {
 	summary := clean(argSummary(it.name, it.args))
 	head := icon + " " + th.bold.Render(name)
 	right := " " + label
+	if it.checkpoint > 0 {
+		cp := fmt.Sprintf("◦ checkpoint %d · ", it.checkpoint)
+		if inner < 60 {
+			cp = fmt.Sprintf("◦ %d · ", it.checkpoint)
+		}
+		right = " " + th.subtle.Render(cp) + label
+	}
 	avail := inner - xansi.StringWidth(head) - xansi.StringWidth(right) - 1
 	if summary != "" && avail > 4 {
 		head += " " + th.base.Render(xansi.Truncate(summary, avail, "…"))
@@ -377,6 +402,13 @@ func (it *toolItem) render(c *renderCtx) []string {
 	}
 	head += right
 	body := []string{head}
+	if len(it.tooLarge) > 0 {
+		// Said once, plainly: undo cannot bring these back.
+		msg := fmt.Sprintf("! not restorable (over the checkpoint size cap): %s", clean(strings.Join(it.tooLarge, ", ")))
+		for _, l := range wrapPlain(msg, inner) {
+			body = append(body, th.warnText.Render(l))
+		}
+	}
 
 	switch it.state {
 	case toolAwaiting:

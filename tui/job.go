@@ -21,6 +21,7 @@ const (
 	jobTurn
 	jobShell
 	jobCompress
+	jobRestore // an /undo, /redo or /rewind: its preview, or the restore
 )
 
 // jobState is the work running on a goroutine (a turn, a !command or a
@@ -134,7 +135,12 @@ func (m *Model) next() tea.Cmd {
 }
 
 // stop cancels the running turn, command or summary, keeping what came.
+// A restore being made is not stopped half-way.
 func (m *Model) stop() {
+	if m.job == jobRestore && m.cancel == nil {
+		m.flash("The restore is being made: it cannot stop half-way")
+		return
+	}
 	if m.cancel != nil && !m.cancelling {
 		m.cancel()
 		m.cancelling = true

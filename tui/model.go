@@ -34,7 +34,10 @@ type Model struct {
 	// approval is the call waiting for the user (nil when none): its
 	// prompt takes the input's place until answered (approval.go).
 	approval *approvalState
-	stats    stats // for /stats
+	// restore is the /undo, /redo or /rewind under way (nil when none):
+	// its panel takes the input's place until done (restore.go).
+	restore *restoreState
+	stats   stats // for /stats
 }
 
 // stats are what /stats reports.
@@ -195,6 +198,10 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 			m.ctxUsed = msg.after
 		}
 		return m.next()
+	case rewindPointsMsg:
+		return m.rewindPointsLoaded(msg)
+	case restoreDoneMsg:
+		return m.restoreDone(msg)
 	case noticeMsg:
 		m.notice(msg.kind, msg.title, msg.body)
 	case healthMsg:

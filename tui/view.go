@@ -116,9 +116,12 @@ func (m *Model) renderBottom() string {
 	if menu := m.renderCompletion(); menu != "" {
 		parts = append(parts, menu)
 	}
-	if m.approval != nil && !m.approval.denying {
+	switch {
+	case m.restore != nil:
+		parts = append(parts, m.renderRestore())
+	case m.approval != nil && !m.approval.denying:
 		parts = append(parts, m.renderApproval())
-	} else {
+	default:
 		box := th.border(m.inputBorder())
 		content := m.input.View()
 		if m.approval != nil && m.approval.denying {
@@ -151,8 +154,12 @@ func (m *Model) activity() string {
 			label = "Stopping…"
 		}
 		label = clean(label) // it can name a tool
+		stop := " · esc to stop"
+		if m.job == jobRestore && m.cancel == nil {
+			stop = "" // a restore being made is not stopped half-way
+		}
 		s = th.accentText.Render(m.rc.spinner()) + " " + th.base.Render(label) + " " +
-			th.muted.Render(fmtDuration(now.Sub(m.jobStart))+" · esc to stop")
+			th.muted.Render(fmtDuration(now.Sub(m.jobStart))+stop)
 		if n := len(m.queue); n > 0 {
 			s += th.muted.Render(fmt.Sprintf(" · %d queued", n))
 		}

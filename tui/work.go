@@ -77,7 +77,9 @@ type (
 		sess *session.Session
 		msgs []session.Message
 		runs []session.ToolRun
-		err  error
+		// checkpoints mark the calls they were taken before.
+		checkpoints []session.Checkpoint
+		err         error
 	}
 	sessionTitleMsg struct{ id, title string }
 	filesMsg        struct{ files []string }
@@ -331,17 +333,24 @@ func loadSessionCmd(st session.Store, id string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s, err := st.Get(ctx, id)
-		if err != nil {
-			return sessionLoadedMsg{err: err}
-		}
-		msgs, err := st.Messages(ctx, id)
-		if err != nil {
-			return sessionLoadedMsg{err: err}
-		}
-		runs, _ := st.ToolRuns(ctx, id)
-		return sessionLoadedMsg{sess: s, msgs: msgs, runs: runs}
+		return loadSession(ctx, st, id)
 	}
+}
+
+// loadSession reads what showing a stored session needs: the session, its
+// messages, the records of its tool runs and its checkpoints.
+func loadSession(ctx context.Context, st session.Store, id string) tea.Msg {
+	s, err := st.Get(ctx, id)
+	if err != nil {
+		return sessionLoadedMsg{err: err}
+	}
+	msgs, err := st.Messages(ctx, id)
+	if err != nil {
+		return sessionLoadedMsg{err: err}
+	}
+	runs, _ := st.ToolRuns(ctx, id)
+	cps, _ := st.Checkpoints(ctx, id)
+	return sessionLoadedMsg{sess: s, msgs: msgs, runs: runs, checkpoints: cps}
 }
 
 func renameCmd(st session.Store, id, title string) tea.Cmd {
