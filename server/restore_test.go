@@ -204,6 +204,19 @@ func TestUndoRedoRewindOverHTTP(t *testing.T) {
 	if len(d.Messages) != 4 || d.Messages[3].Content != "one" {
 		t.Fatalf("after the rewind: %+v", d.Messages)
 	}
+	// The rewind's record stays, at the message rewound to (the web UI
+	// shows it there); those of the part removed go with it.
+	cps.Checkpoints = nil
+	f.call("GET", base+"/checkpoints", nil, http.StatusOK, &cps)
+	last := cps.Checkpoints[len(cps.Checkpoints)-1]
+	if last.Kind != "rewind" || last.Seq != 4 || last.ID != res.Checkpoint {
+		t.Errorf("the rewind's record: %+v (answer %+v)", last, res)
+	}
+	for _, c := range cps.Checkpoints {
+		if c.Seq > 4 {
+			t.Errorf("a record of the removed messages is left: %+v", c)
+		}
+	}
 	var list struct{ Sessions []sessionJSON }
 	f.call("GET", "/v1/sessions?archived=true", nil, http.StatusOK, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != res.Conversation.Archived || !list.Sessions[0].Archived || list.Sessions[0].MessageCount != 8 {

@@ -1,14 +1,16 @@
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react'
 import { APIError, Client, unauthorized } from './api'
 import { AssistantMessage, UserMessage } from './components/Messages'
 import { Composer } from './components/Composer'
 import { Header, ProviderProblem } from './components/Header'
+import { Icon } from './components/Icon'
+import { MessageActions, RestoreDialog, RestoreNote, type RestoreAction, type RestoreDone } from './components/Restore'
 import { SettingsDialog } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { UsageView } from './components/UsageView'
-import { entries, lastUserSeq, type Entry } from './history'
+import { entries, entrySeq, lastUserSeq, turnSeqs, withCheckpoints, type Entry, type TurnSeqs } from './history'
 import { useSettings, useTheme } from './settings'
-import type { Health, ModelInfo, Session } from './types'
+import type { Checkpoint, Health, ModelInfo, RestoreInfo, Session } from './types'
 import { useTurns } from './useTurns'
 import { desktop, metaToken, onDesktop, openLinksOutside, type WorkspaceInfo } from './desktop'
 
@@ -51,6 +53,16 @@ export function App() {
   const [query, setQuery] = useState('')
   const [activeId, setActiveId] = useState(() => sessionFromPath(location.pathname))
   const [history, setHistory] = useState<Entry[]>([])
+  // The open session as loaded (its title and archived mark when the list
+  // does not hold it), its checkpoints, this visit's restores of it, and
+  // the seqs of the turns it ran live (known once each has ended).
+  const [loaded, setLoaded] = useState<Session>()
+  const [checkpoints, setCheckpoints] = useState<Checkpoint[]>([])
+  const [restores, setRestores] = useState<RestoreInfo[]>([])
+  const [liveSeqs, setLiveSeqs] = useState<(TurnSeqs | undefined)[]>([])
+  const [restoreAction, setRestoreAction] = useState<RestoreAction>()
+  // The sidebar lists the archived sessions instead of the others.
+  const [showArchived, setShowArchived] = useState(false)
   const [loadError, setLoadError] = useState<string>()
   const [loading, setLoading] = useState(false)
   const [health, setHealth] = useState<Health>()
@@ -99,7 +111,7 @@ export function App() {
       if (!client) return
       const seq = ++listSeq.current
       try {
-        const r = await client.sessions(q.trim())
+        const r = await client.sessions(q.trim(), undefined, showArchived)
         if (seq !== listSeq.current) return
         setSessions(r.sessions ?? [])
         setListError(undefined)
@@ -109,7 +121,7 @@ export function App() {
         setListError((err as Error).message)
       }
     },
-    [client, query, fail],
+    [client, query, fail, showArchived],
   )
   useEffect(() => {
     const t = setTimeout(() => void refreshList(query), query ? 200 : 0)
@@ -133,10 +145,30 @@ export function App() {
     [client],
   )
 
+  // After a turn of the open session: its checkpoints, and the seqs of
+  // the turns run live (for their rewind and fork).
+  const activeRef = useRef<string>(undefined)
+  const liveMessages = useRef<string[]>([])
+  const refreshCheckpoints = useCallback(
+    (id: string) => {
+      if (!client) return
+      void Promise.all([client.session(id), client.checkpoints(id)])
+        .then(([s, c]) => {
+          if (activeRef.current !== id) return
+          setLiveSeqs(turnSeqs(s, liveMessages.current))
+          setCheckpoints(c.checkpoints ?? [])
+        })
+        .catch(() => {}) // the markers wait for the next load
+    },
+    [client],
+  )
+
+  activeRef.current = activeId
   const turns = useTurns(client, {
     onFinished: (id) => {
       void refreshList()
       titleLater(id)
+      refreshCheckpoints(id)
     },
     onNotSent: (_id, message, err) => {
       // The message is given back; for a session busy elsewhere, the turn
@@ -152,6 +184,8 @@ export function App() {
     onGone: () => setReload((n) => n + 1),
     onUnauthorized: () => setAuthError(true),
   })
+
+  liveMessages.current = turns.turns.map((t) => t.message)
 
   // The models; asked again when the model server comes back.
   const loadModels = useCallback(async () => {
@@ -211,6 +245,8 @@ export function App() {
   // turn is already under way.
   const skipLoad = useRef<string>(undefined)
   useEffect(() => {
+    setCheckpoints([])
+    setLiveSeqs([])
     if (activeId && skipLoad.current === activeId) {
       skipLoad.current = undefined
       setHistory([])
@@ -228,6 +264,12 @@ export function App() {
     client
       .session(activeId, ctl.signal)
       .then((s) => {
+        const { messages: _m, tool_runs: _r, ...info } = s
+        setLoaded(info)
+        client
+          .checkpoints(s.id, ctl.signal)
+          .then((c) => setCheckpoints(c.checkpoints ?? []))
+          .catch(() => {}) // no markers: the session still shows
         if (s.running_turn) {
           const seq = lastUserSeq(s)
           setHistory(entries(s, seq))
@@ -258,6 +300,7 @@ export function App() {
     setReload(0)
     setSendError(undefined)
     setDraft(undefined)
+    setRestores([])
     setView('chat')
     setDrawer(false)
   }, [])
@@ -278,6 +321,7 @@ export function App() {
       setReload(0)
       setSendError(undefined)
       setDraft(undefined)
+      setRestores([])
       setView('chat')
     }
     window.addEventListener('popstate', onPop)
@@ -365,6 +409,40 @@ export function App() {
     }
   }
 
+  const archive = async (id: string, archived: boolean) => {
+    if (!client) return
+    setSendError(undefined)
+    try {
+      const s = await client.setArchived(id, archived)
+      if (id === activeId) setLoaded(s)
+      setSessions((list) => list.filter((x) => x.id !== id))
+      void refreshList()
+    } catch (err) {
+      fail(err)
+      setSendError(`Could not ${archived ? 'archive' : 'unarchive'} the session: ${(err as Error).message}`)
+    }
+  }
+
+  // A restore made: shown, and the session loaded again (its conversation
+  // may be shorter); a prompt taken back goes back in the message box. A
+  // fork made: opened.
+  const restored = (d: RestoreDone) => {
+    const action = restoreAction
+    setRestoreAction(undefined)
+    if (d.kind === 'fork') {
+      setSessions((list) => [d.result, ...list.filter((x) => x.id !== d.result.id)])
+      navigate(d.result.id)
+      return
+    }
+    const { type: _t, conflicts: _c, dry_run: _d, ...info } = d.result
+    setRestores((rs) => [...rs, info])
+    if (action?.kind === 'rewind' && action.prompt && d.result.conversation && d.result.conversation.removed > 0) {
+      setDraft((old) => ({ text: action.prompt!, n: (old?.n ?? 0) + 1 }))
+    }
+    setReload((n) => n + 1)
+    void refreshList()
+  }
+
   // Keep the newest output in view unless the user scrolled up to read.
   const scroller = useRef<HTMLDivElement>(null)
   const pinned = useRef(true)
@@ -388,7 +466,20 @@ export function App() {
     )
   }
 
-  const active = sessions.find((s) => s.id === activeId)
+  const active = sessions.find((s) => s.id === activeId) ?? (loaded?.id === activeId ? loaded : undefined)
+  const archived = loaded?.id === activeId && !!loaded?.archived
+  // Undo, rewind and fork wait for the running turn.
+  const canRestore = !!client && !!activeId && !turns.running && !loading && !loadError
+  const shown = withCheckpoints(history, checkpoints, restores)
+  // The prompts by seq, to name the turn a restore undid.
+  const prompts = new Map<number, string>()
+  for (const e of history) if (e.kind === 'user' && e.seq !== undefined) prompts.set(e.seq, e.text)
+  turns.turns.forEach((t, i) => liveSeqs[i] && prompts.set(liveSeqs[i]!.user, t.message))
+  const hasCheckpoints = checkpoints.length > 0 || turns.turns.some((t) => t.blocks.some((b) => b.kind === 'tool' && b.checkpoint !== undefined))
+  const rewind = (through: number, where: 'before' | 'here', prompt?: string) => () => setRestoreAction({ kind: 'rewind', through, where, prompt })
+  const fork = (through: number) => () => setRestoreAction({ kind: 'fork', through })
+  // The seq of the message before the one drawn next ("Rewind to before this").
+  let prev: number | undefined
   const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
 
@@ -407,6 +498,12 @@ export function App() {
         onOpen={(id) => navigate(id)}
         onRename={rename}
         onDelete={remove}
+        archived={showArchived}
+        onArchived={(v) => {
+          setSessions([])
+          setShowArchived(v)
+        }}
+        onUnarchive={(id) => void archive(id, false)}
         error={listError}
       />
       {drawer && <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
@@ -467,20 +564,87 @@ export function App() {
                     {loadError}
                   </p>
                 )}
-                {history.map((e) =>
-                  e.kind === 'user' ? (
-                    <UserMessage key={e.key} text={e.text} />
-                  ) : e.kind === 'assistant' ? (
-                    <AssistantMessage key={e.key} blocks={e.blocks} partial={e.partial} error={e.error} keepThinkingOpen={settings.keepThinkingOpen} />
-                  ) : (
-                    <p key={e.key} className="note muted">
-                      Earlier messages summarised.
-                    </p>
-                  ),
+                {archived && activeId && (
+                  <div className="archived-note" role="note" data-testid="archived-note">
+                    <span>This session is archived: it is not listed with the others. Nothing in it was deleted.</span>
+                    <button type="button" onClick={() => void archive(activeId, false)}>
+                      Unarchive
+                    </button>
+                  </div>
                 )}
-                {turns.turns.map((t, i) => (
-                  <TurnView key={i} turn={t} keepThinkingOpen={settings.keepThinkingOpen} onAnswer={turns.answer} />
-                ))}
+                {shown.map((e) => {
+                  const before = prev
+                  const seq = entrySeq(e)
+                  if (e.kind === 'summary') prev = undefined
+                  else if (seq !== undefined) prev = seq
+                  switch (e.kind) {
+                    case 'user':
+                      return (
+                        <UserMessage
+                          key={e.key}
+                          text={e.text}
+                          actions={
+                            <MessageActions
+                              disabled={!canRestore}
+                              rewindLabel="Rewind to before this"
+                              onRewind={before !== undefined ? rewind(before, 'before', e.text) : undefined}
+                            />
+                          }
+                        />
+                      )
+                    case 'assistant':
+                      return (
+                        <AssistantMessage
+                          key={e.key}
+                          blocks={e.blocks}
+                          partial={e.partial}
+                          error={e.error}
+                          keepThinkingOpen={settings.keepThinkingOpen}
+                          actions={
+                            e.last !== undefined && (
+                              <MessageActions disabled={!canRestore} rewindLabel="Rewind to here" onRewind={rewind(e.last, 'here')} onFork={fork(e.last)} />
+                            )
+                          }
+                        />
+                      )
+                    case 'restore':
+                      return (
+                        <RestoreNote
+                          key={e.key}
+                          restore={e.restore}
+                          prompt={e.restore.turn !== undefined ? prompts.get(e.restore.turn) : undefined}
+                          onOpen={(id) => navigate(id)}
+                        />
+                      )
+                    default:
+                      return (
+                        <p key={e.key} className="note muted">
+                          Earlier messages summarised.
+                        </p>
+                      )
+                  }
+                })}
+                {turns.turns.map((t, i) => {
+                  const seqs = liveSeqs[i]
+                  const before = i === 0 ? prev : liveSeqs[i - 1]?.last
+                  const done = t.status !== 'running' && seqs !== undefined
+                  return (
+                    <TurnView
+                      key={i}
+                      turn={t}
+                      keepThinkingOpen={settings.keepThinkingOpen}
+                      onAnswer={turns.answer}
+                      userActions={
+                        done && before !== undefined && (
+                          <MessageActions disabled={!canRestore} rewindLabel="Rewind to before this" onRewind={rewind(before, 'before', t.message)} />
+                        )
+                      }
+                      answerActions={
+                        done && <MessageActions disabled={!canRestore} rewindLabel="Rewind to here" onRewind={rewind(seqs.last, 'here')} onFork={fork(seqs.last)} />
+                      }
+                    />
+                  )
+                })}
                 {turns.reconnecting && (
                   <p className="turn-note" role="status">
                     Connection lost: reconnecting to the turn…
@@ -490,6 +654,25 @@ export function App() {
                   <p role="alert" className="turn-error">
                     {sendError || turns.problem}
                   </p>
+                )}
+                {canRestore && (hasCheckpoints || !archived) && (
+                  <div className="session-tools" role="group" aria-label="This session">
+                    {hasCheckpoints && (
+                      <>
+                        <button type="button" onClick={() => setRestoreAction({ kind: 'undo' })} title="Take back the file changes of the last turn (with a preview first)">
+                          <Icon name="undo" size={14} /> Undo last turn
+                        </button>
+                        <button type="button" onClick={() => setRestoreAction({ kind: 'redo' })} title="Bring back what the last undo took back (with a preview first)">
+                          <Icon name="redo" size={14} /> Redo
+                        </button>
+                      </>
+                    )}
+                    {!archived && (
+                      <button type="button" className="push" onClick={() => void archive(activeId!, true)} title="Hide this session from the list, without deleting anything">
+                        <Icon name="archive" size={14} /> Archive
+                      </button>
+                    )}
+                  </div>
                 )}
               </div>
             </div>
@@ -510,6 +693,9 @@ export function App() {
           </>
         )}
       </main>
+      {restoreAction && client && activeId && (
+        <RestoreDialog client={client} sessionId={activeId} action={restoreAction} onDone={restored} onClose={() => setRestoreAction(undefined)} />
+      )}
       {showSettings && (
         <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} app={desktop()} workspace={workspace} />
       )}
@@ -571,15 +757,19 @@ function TurnView({
   turn,
   keepThinkingOpen,
   onAnswer,
+  userActions,
+  answerActions,
 }: {
   turn: import('./turn').Turn
   keepThinkingOpen: boolean
   onAnswer: (id: string, d: import('./types').Decision) => void
+  userActions?: ReactNode
+  answerActions?: ReactNode
 }) {
   return (
     <>
-      <UserMessage text={turn.message} />
-      <AssistantMessage blocks={turn.blocks} status={turn.status} error={turn.error} keepThinkingOpen={keepThinkingOpen} onAnswer={onAnswer} />
+      <UserMessage text={turn.message} actions={userActions} />
+      <AssistantMessage blocks={turn.blocks} status={turn.status} error={turn.error} keepThinkingOpen={keepThinkingOpen} onAnswer={onAnswer} actions={answerActions} />
     </>
   )
 }

@@ -299,6 +299,12 @@ describe('Client: calls and errors', () => {
     ['usage', (c) => c.usage(7), 'GET', '/v1/usage?days=7'],
     ['cancel', (c) => c.cancel('s-1'), 'POST', '/v1/sessions/s-1/cancel'],
     ['approve', (c) => c.approve('call_1', 's-1', 'allow'), 'POST', '/v1/approvals/call_1'],
+    ['setArchived', (c) => c.setArchived('s-1', true), 'PATCH', '/v1/sessions/s-1'],
+    ['undo', (c) => c.undo('s-1', { dry_run: true }), 'POST', '/v1/sessions/s-1/undo'],
+    ['redo', (c) => c.redo('s-1'), 'POST', '/v1/sessions/s-1/redo'],
+    ['rewind', (c) => c.rewind('s-1', { through: 4 }), 'POST', '/v1/sessions/s-1/rewind'],
+    ['fork', (c) => c.fork('s-1', { through: 4, files: true }), 'POST', '/v1/sessions/s-1/fork'],
+    ['checkpoints', (c) => c.checkpoints('s-1'), 'GET', '/v1/sessions/s-1/checkpoints'],
   ]
 
   it.each(everyCall)('%s sends the bearer token', async (_, f, method, path) => {
@@ -332,6 +338,39 @@ describe('Client: calls and errors', () => {
     expect(u.searchParams.get('q')).toBe('fix bug&x')
     await c.sessions()
     expect(new URL(calls[1].url, 'http://h').searchParams.has('q')).toBe(false)
+  })
+
+  it('sessions asks for the archived ones only when told', async () => {
+    const { c, calls } = client(() => json(200, { sessions: [] }))
+    await c.sessions('', undefined, true)
+    await c.sessions('x')
+    expect(new URL(calls[0].url, 'http://h').searchParams.get('archived')).toBe('true')
+    expect(new URL(calls[1].url, 'http://h').searchParams.has('archived')).toBe(false)
+  })
+
+  it('undo, redo, rewind, fork and archive send their bodies', async () => {
+    const { c, calls } = client(() => json(200, { type: 'restore', op: 'undo', files: [], conflicts: [], dry_run: true }))
+    await c.undo('s/1', { dry_run: true })
+    await c.redo('s-1', { keep: ['a.txt'] })
+    await c.rewind('s-1', { through: 4, conversation_only: true, overwrite: true })
+    await c.fork('s-1', { through: 4, title: 'Other' })
+    await c.setArchived('s-1', false)
+    await c.undo('s-1')
+    expect(calls.map((x) => [x.method, x.url, x.body && JSON.parse(x.body)])).toEqual([
+      ['POST', '/v1/sessions/s%2F1/undo', { dry_run: true }],
+      ['POST', '/v1/sessions/s-1/redo', { keep: ['a.txt'] }],
+      ['POST', '/v1/sessions/s-1/rewind', { through: 4, conversation_only: true, overwrite: true }],
+      ['POST', '/v1/sessions/s-1/fork', { through: 4, title: 'Other' }],
+      ['PATCH', '/v1/sessions/s-1', { archived: false }],
+      ['POST', '/v1/sessions/s-1/undo', {}],
+    ])
+    expect(calls[0].headers.get('Content-Type')).toBe('application/json')
+  })
+
+  it('a restore_conflict carries the paths it names', async () => {
+    const { c } = client(() => json(409, { error: { code: 'restore_conflict', message: 'would overwrite', paths: ['a.txt', 'b/c.txt'] } }))
+    const err = await c.undo('s-1').catch((e) => e)
+    expect(err).toMatchObject({ status: 409, code: 'restore_conflict', paths: ['a.txt', 'b/c.txt'] })
   })
 
   it('an error that is not JSON still is an APIError with the status', async () => {

@@ -4,10 +4,16 @@
 
 import { readSSE, SSEParser } from './sse'
 import type {
+  Checkpoint,
   Decision,
+  ForkRequest,
+  ForkResult,
   HearthEvent,
   Health,
   ModelInfo,
+  RestoreOptions,
+  RestoreResult,
+  RewindRequest,
   Session,
   SessionDetail,
   Usage,
@@ -20,6 +26,8 @@ export class APIError extends Error {
     readonly code: string,
     message: string,
     readonly hint?: string,
+    /** With restore_conflict: the files the restore would overwrite. */
+    readonly paths?: string[],
   ) {
     super(message)
     this.name = 'APIError'
@@ -86,10 +94,14 @@ export class Client {
     return (await res.json()) as T
   }
 
-  /** Lists sessions, most recent first; q searches titles and messages. */
-  sessions(q = '', signal?: AbortSignal): Promise<{ sessions: Session[] }> {
+  /**
+   * Lists sessions, most recent first; q searches titles and messages;
+   * archived lists the archived ones instead of the others.
+   */
+  sessions(q = '', signal?: AbortSignal, archived = false): Promise<{ sessions: Session[] }> {
     const params = new URLSearchParams({ limit: '200' })
     if (q) params.set('q', q)
+    if (archived) params.set('archived', 'true')
     return this.json(`/v1/sessions?${params}`, { signal })
   }
 
@@ -106,6 +118,43 @@ export class Client {
       method: 'PATCH',
       body: JSON.stringify({ title }),
     })
+  }
+
+  /** Archives a session (hidden from the list, nothing deleted), or brings it back. */
+  setArchived(id: string, archived: boolean): Promise<Session> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ archived }),
+    })
+  }
+
+  /**
+   * Undoes the file changes of the session's last turn (dry_run: a
+   * preview). A file changed after the agent did fails it with an
+   * APIError of code restore_conflict, whose paths name them.
+   */
+  undo(id: string, opts: RestoreOptions = {}): Promise<RestoreResult> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/undo`, { method: 'POST', body: JSON.stringify(opts) })
+  }
+
+  /** Redoes what the last undo took back; as undo. */
+  redo(id: string, opts: RestoreOptions = {}): Promise<RestoreResult> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/redo`, { method: 'POST', body: JSON.stringify(opts) })
+  }
+
+  /** Rewinds the files, the conversation or both to a message (or the files to a checkpoint); as undo. */
+  rewind(id: string, req: RewindRequest): Promise<RestoreResult> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/rewind`, { method: 'POST', body: JSON.stringify(req) })
+  }
+
+  /** Starts a new session from a message of this one (and, with files, its files then). */
+  fork(id: string, req: ForkRequest): Promise<ForkResult> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/fork`, { method: 'POST', body: JSON.stringify(req) })
+  }
+
+  /** The session's checkpoints, in order. */
+  checkpoints(id: string, signal?: AbortSignal): Promise<{ checkpoints: Checkpoint[] }> {
+    return this.json(`/v1/sessions/${encodeURIComponent(id)}/checkpoints`, { signal })
   }
 
   /**
@@ -239,9 +288,9 @@ export class Client {
 
 async function errorOf(res: Response): Promise<APIError> {
   try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string; hint?: string } }
+    const body = (await res.json()) as { error?: { code?: string; message?: string; hint?: string; paths?: string[] } }
     if (body.error?.code) {
-      return new APIError(res.status, body.error.code, body.error.message ?? res.statusText, body.error.hint)
+      return new APIError(res.status, body.error.code, body.error.message ?? res.statusText, body.error.hint, body.error.paths)
     }
   } catch {
     // not JSON: fall through

@@ -1,8 +1,8 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest'
-import { entries, failureError, lastUserSeq, type Entry } from './history'
-import { applyEvent, decide, newTurn, type Block } from './turn'
-import type { HearthEvent, StoredMessage, ToolRun } from './types'
+import { entries, entrySeq, failureError, lastUserSeq, restoreOfRecord, turnSeqs, withCheckpoints, type Entry } from './history'
+import { applyEvent, decide, newTurn, type Block, type ToolCard } from './turn'
+import type { Checkpoint, HearthEvent, RestoreInfo, StoredMessage, ToolRun } from './types'
 
 let seq = 0
 const at = '2025-01-01T00:00:00Z'
@@ -287,5 +287,93 @@ describe('entries with upTo (a running turn, after a reload)', () => {
     expect(text).toContain('kept question')
     expect(text).toContain('kept answer')
     expect(text).not.toContain('running question')
+  })
+})
+
+describe('seqs, checkpoints and restores', () => {
+  const cp = (c: Partial<Checkpoint> & Pick<Checkpoint, 'id' | 'kind' | 'seq'>): Checkpoint => ({ session_id: 's', created_at: at, ...c })
+  // Two turns that write: user 1, call 2, result 3, answer 4; user 5, call 6, result 7, answer 8.
+  const session = () => {
+    seq = 0
+    return {
+      messages: [
+        user('write one'),
+        asst({ tool_calls: [tc('w', 'write_file', { file_path: 'one.txt' })] }),
+        toolMsg('w', 'written', 'write_file'),
+        asst({ content: 'one' }),
+        user('write two'),
+        asst({ tool_calls: [tc('w', 'write_file', { file_path: 'two.txt' })] }),
+        toolMsg('w', 'written', 'write_file'),
+        asst({ content: 'two' }),
+      ],
+      tool_runs: [],
+    }
+  }
+
+  it('entries carry the seqs a rewind needs: the user message, and the last message of an answer', () => {
+    const es = entries(session())
+    expect(es.map((e) => entrySeq(e))).toEqual([1, 4, 5, 8])
+    seq = 0
+    const unanswered = entries({ messages: [user('q')], tool_runs: [] })
+    expect(unanswered.map((e) => entrySeq(e))).toEqual([1, 1])
+  })
+
+  it('marks each tool card with the checkpoint taken before it, in order of a reused call id', () => {
+    const cps = [
+      cp({ id: 10, kind: 'before', seq: 2, turn: 1, call_id: 'w', tool: 'write_file', detail: { files: 3 } }),
+      cp({ id: 11, kind: 'after', seq: 4, turn: 1 }),
+      cp({ id: 12, kind: 'before', seq: 6, turn: 5, call_id: 'w', tool: 'write_file', detail: { too_large: ['big.bin'] } }),
+    ]
+    const plain = entries(session())
+    const es = withCheckpoints(plain, cps)
+    const cards = es.flatMap((e) => (e.kind === 'assistant' ? e.blocks.filter((b) => b.kind === 'tool') : [])) as ToolCard[]
+    expect(cards.map((c) => [c.checkpoint, c.tooLarge])).toEqual([
+      [10, undefined],
+      [12, ['big.bin']],
+    ])
+    // The entries given are left as they were.
+    expect(plain.flatMap((e) => (e.kind === 'assistant' ? e.blocks : [])).some((b) => b.kind === 'tool' && b.checkpoint)).toBe(false)
+  })
+
+  it('puts each restore after the message it was recorded at, the page’s own version where it has one', () => {
+    const cps = [
+      cp({ id: 20, kind: 'undo', seq: 8, detail: { paths: ['two.txt'], turn: 5 } }),
+      cp({ id: 21, kind: 'redo', seq: 8, detail: { paths: ['two.txt'], turn: 5 } }),
+      cp({ id: 22, kind: 'rewind', seq: 4, detail: { paths: ['two.txt', 'one.txt'], through: 4, kept: ['one.txt'] } }),
+    ]
+    const live: RestoreInfo[] = [{ op: 'redo', checkpoint: 21, turn: 5, files: [{ path: 'two.txt', action: 'create' }] }]
+    const es = withCheckpoints(entries(session()), cps, live)
+    expect(es.map((e) => e.kind)).toEqual(['user', 'assistant', 'restore', 'user', 'assistant', 'restore', 'restore'])
+    const restores = es.filter((e) => e.kind === 'restore').map((e) => (e as Extract<Entry, { kind: 'restore' }>).restore)
+    expect(restores[0]).toMatchObject({ op: 'rewind', checkpoint: 22, through: 4, kept: ['one.txt'], files: [{ path: 'two.txt' }, { path: 'one.txt' }] })
+    expect(restores[1]).toMatchObject({ op: 'undo', turn: 5, files: [{ path: 'two.txt' }] })
+    expect(restores[2]).toEqual(live[0])
+  })
+
+  it('a restore of this page with no record (the conversation alone) goes at the end; one whose record is gone, nowhere', () => {
+    const live: RestoreInfo[] = [
+      { op: 'undo', checkpoint: 30, turn: 5, files: [{ path: 'two.txt', action: 'delete' }] },
+      { op: 'rewind', through: 4, files: [], conversation: { through: 4, removed: 4, archived: 's-old' } },
+    ]
+    const es = withCheckpoints(entries(session()), [], live)
+    expect(es.filter((e) => e.kind === 'restore')).toEqual([{ kind: 'restore', key: 'live1', restore: live[1] }])
+    expect(es[es.length - 1]).toMatchObject({ kind: 'restore', restore: live[1] })
+  })
+
+  it('restoreOfRecord reads what a record says', () => {
+    expect(restoreOfRecord(cp({ id: 3, kind: 'rewind', seq: 1, detail: { paths: ['a'], to: 2 } }))).toEqual({
+      op: 'rewind', checkpoint: 3, turn: undefined, through: undefined, files: [{ path: 'a' }], kept: undefined, failed: undefined,
+    })
+  })
+
+  it('turnSeqs finds the live turns in the session read back, skipping a turn never saved', () => {
+    const s = session()
+    expect(turnSeqs(s, ['write one', 'write two'])).toEqual([
+      { user: 1, last: 4 },
+      { user: 5, last: 8 },
+    ])
+    expect(turnSeqs(s, ['write two', 'not saved'])).toEqual([{ user: 5, last: 8 }, undefined])
+    expect(turnSeqs(s, ['write two'])).toEqual([{ user: 5, last: 8 }])
+    expect(turnSeqs({ messages: [] }, ['x'])).toEqual([undefined])
   })
 })

@@ -2,11 +2,11 @@
 // turn makes (turn.ts), so that a reloaded session looks as it did.
 
 import type { Block, ToolCard } from './turn'
-import type { SessionDetail, StoredMessage, ToolRun } from './types'
+import type { Checkpoint, FileAction, RestoreInfo, SessionDetail, StoredMessage, ToolRun } from './types'
 
 /** An entry of the conversation as the page shows it. */
 export type Entry =
-  | { kind: 'user'; key: string; text: string }
+  | { kind: 'user'; key: string; text: string; /** The message's seq. */ seq?: number }
   | {
       kind: 'assistant'
       key: string
@@ -14,8 +14,18 @@ export type Entry =
       partial: boolean
       /** Why the turn failed, from its stored record: shown as a live turn's error. */
       error?: TurnError
+      /** The seq of the last stored message the entry shows (a rewind "to here" keeps it). */
+      last?: number
     }
   | { kind: 'summary'; key: string; text: string }
+  | { kind: 'restore'; key: string; restore: RestoreView }
+
+/**
+ * A restore as the page shows it: the restore event's fields, where a
+ * restore read back from its checkpoint record does not know what it did
+ * to each path.
+ */
+export type RestoreView = Omit<RestoreInfo, 'files'> & { files: { path: string; action?: FileAction }[] }
 
 /** A turn's error as the page shows it (Turn.error). */
 export type TurnError = { code: string; message: string }
@@ -60,6 +70,7 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
       current = { kind: 'assistant', key: `a${m.seq}`, blocks: [], partial: false }
       out.push(current)
     }
+    current.last = m.seq
     return current
   }
   for (const m of s.messages ?? []) {
@@ -83,7 +94,7 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
     switch (m.role) {
       case 'user':
         current = undefined
-        out.push({ kind: 'user', key: `u${m.seq}`, text: m.content ?? '' })
+        out.push({ kind: 'user', key: `u${m.seq}`, text: m.content ?? '', seq: m.seq })
         break
       case 'assistant': {
         const a = assistant(m)
@@ -114,7 +125,7 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
     const e = out[i]
     const next = out[i + 1]
     if (e.kind === 'user' && (!next || next.kind === 'user')) {
-      out.splice(i + 1, 0, { kind: 'assistant', key: `${e.key}-none`, blocks: [], partial: true })
+      out.splice(i + 1, 0, { kind: 'assistant', key: `${e.key}-none`, blocks: [], partial: true, last: e.seq })
     }
   }
   // A call with no result: the turn was cut short before it ran.
@@ -144,4 +155,105 @@ export function lastUserSeq(s: Pick<SessionDetail, 'messages'>): number | undefi
     if (s.messages[i].role === 'user') return s.messages[i].seq
   }
   return undefined
+}
+
+/** entrySeq is the seq of the last stored message an entry shows, if it shows one. */
+export function entrySeq(e: Entry): number | undefined {
+  return e.kind === 'user' ? e.seq : e.kind === 'assistant' ? e.last : undefined
+}
+
+/**
+ * restoreOfRecord is the restore a checkpoint record of kind undo, redo or
+ * rewind stands for (its detail says which paths it restored, not how).
+ */
+export function restoreOfRecord(c: Checkpoint): RestoreView {
+  const d = c.detail ?? {}
+  return {
+    op: c.kind as RestoreInfo['op'],
+    checkpoint: c.id,
+    turn: d.turn || undefined,
+    through: d.through || undefined,
+    files: (d.paths ?? []).map((path) => ({ path })),
+    kept: d.kept,
+    failed: d.failed,
+  }
+}
+
+/**
+ * withCheckpoints adds a session's checkpoints to its entries: each tool
+ * card gets the checkpoint taken before its call, and each restore (from
+ * its record, or from live, this page's own restores, which say more)
+ * becomes an entry after the message it happened at. A live restore that
+ * left no record (a rewind of the conversation alone, or of files already
+ * as they were) goes at the end.
+ * The entries given are not changed.
+ */
+export function withCheckpoints(es: Entry[], cps: Checkpoint[], live: RestoreInfo[] = []): Entry[] {
+  const before = new Map<string, Checkpoint[]>()
+  for (const c of cps) {
+    if (c.kind !== 'before' || !c.call_id) continue
+    const list = before.get(c.call_id) ?? []
+    list.push(c)
+    before.set(c.call_id, list)
+  }
+  const out: Entry[] = es.map((e) => {
+    if (e.kind !== 'assistant' || !e.blocks.some((b) => b.kind === 'tool' && before.has(b.id))) return e
+    const blocks = e.blocks.map((b) => {
+      if (b.kind !== 'tool') return b
+      const c = before.get(b.id)?.shift()
+      if (!c) return b
+      const tooLarge = c.detail?.too_large
+      return { ...b, checkpoint: c.id, tooLarge: tooLarge?.length ? tooLarge : undefined }
+    })
+    return { ...e, blocks }
+  })
+  const byCheckpoint = new Map(live.filter((r) => r.checkpoint).map((r) => [r.checkpoint, r]))
+  for (const c of cps) {
+    if (c.kind !== 'undo' && c.kind !== 'redo' && c.kind !== 'rewind') continue
+    const restore: RestoreView = byCheckpoint.get(c.id) ?? restoreOfRecord(c)
+    byCheckpoint.delete(c.id)
+    // After the last entry at or before the message it was recorded at.
+    let at = -1
+    for (let i = 0; i < out.length; i++) {
+      const seq = entrySeq(out[i])
+      if (seq !== undefined && seq <= c.seq) at = i
+      else if (out[i].kind === 'restore' && at === i - 1) at = i // after restores there already
+    }
+    out.splice(at + 1, 0, { kind: 'restore', key: `r${c.id}`, restore })
+  }
+  // A live restore whose record is gone went with the part of the
+  // conversation a later rewind removed.
+  live.forEach((r, i) => {
+    if (!r.checkpoint) out.push({ kind: 'restore', key: `live${i}`, restore: r })
+  })
+  return out
+}
+
+/** The seqs of one turn: its user message's, and the last message's it holds. */
+export interface TurnSeqs {
+  user: number
+  last: number
+}
+
+/**
+ * turnSeqs finds, in a session read back from the server, the seqs of the
+ * turns the page ran live (by their messages, in order): the last turns
+ * of the session whose prompts are those messages. A turn not found (its
+ * message was never saved) gets undefined.
+ */
+export function turnSeqs(s: Pick<SessionDetail, 'messages'>, messages: string[]): (TurnSeqs | undefined)[] {
+  const groups: (TurnSeqs & { text: string })[] = []
+  for (const m of s.messages ?? []) {
+    if (m.role === 'system' || m.summary) continue
+    if (m.role === 'user') groups.push({ user: m.seq, last: m.seq, text: m.content ?? '' })
+    else if (groups.length > 0) groups[groups.length - 1].last = m.seq
+  }
+  const out: (TurnSeqs | undefined)[] = messages.map(() => undefined)
+  let j = groups.length - 1
+  for (let i = messages.length - 1; i >= 0 && j >= 0; i--) {
+    if (groups[j].text !== messages[i]) continue
+    out[i] = { user: groups[j].user, last: groups[j].last }
+    j--
+  }
+  return out
 }

@@ -400,3 +400,32 @@ describe('takeFrame', () => {
     expect(types(b)).toEqual([])
   })
 })
+
+describe('applyEvent: checkpoint', () => {
+  const cp = (id: string, n: number, name = 'write_file', tooLarge?: string[]): HearthEvent => ({
+    type: 'checkpoint', id, name, checkpoint: n, seq: 2, files: 10, stored: 100, ...(tooLarge ? { too_large: tooLarge } : {}),
+  })
+
+  it('marks the call it came before, between its call and its result, and nothing else', () => {
+    const t = deepFreeze(fold([call('c1', 'write_file'), call('c2', 'read_file'), cp('c1', 12), result('c1')]))
+    expect(tool(t, 'c1')).toMatchObject({ checkpoint: 12, state: 'done' })
+    expect(tool(t, 'c1').tooLarge).toBeUndefined()
+    expect(tool(t, 'c2').checkpoint).toBeUndefined()
+  })
+
+  it('keeps the files over the size cap', () => {
+    const t = fold([call('c1', 'write_file'), cp('c1', 4, 'write_file', ['big.bin'])])
+    expect(tool(t, 'c1')).toMatchObject({ checkpoint: 4, tooLarge: ['big.bin'], state: 'pending' })
+  })
+
+  it('of a call never shown, or of another tool, changes nothing', () => {
+    const before = fold([call('c1', 'write_file')])
+    expect(applyEvent(before, cp('nope', 1)).blocks).toEqual(before.blocks)
+    expect(applyEvent(before, cp('c1', 1, 'edit')).blocks).toEqual(before.blocks)
+  })
+
+  it('a restore event (never in a turn) changes nothing', () => {
+    const before = fold([call('c1', 'write_file')])
+    expect(applyEvent(before, { type: 'restore', op: 'undo', files: [] }).blocks).toEqual(before.blocks)
+  })
+})

@@ -30,6 +30,13 @@ export interface ToolCard {
   display?: string
   /** A sub-agent's own tool calls, for a tool that runs one. */
   steps: { id: string; name: string; state: ToolState }[]
+  /**
+   * The checkpoint taken before the call ran (the files as they were then,
+   * which undo and rewind can bring back), for a call that may change them.
+   */
+  checkpoint?: number
+  /** Files over the checkpoint's size cap: not kept, not restorable. */
+  tooLarge?: string[]
 }
 
 /** One part of an assistant's turn, in the order the stream made them. */
@@ -171,6 +178,15 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
         display: ev.display,
       }))
       return next
+    case 'checkpoint': {
+      // Marks the call's card; a card that is not there (never shown) gets none.
+      const i = findTool(t.blocks, ev.id, (c) => c.name === ev.name)
+      if (i < 0) return next
+      const blocks = t.blocks.slice()
+      blocks[i] = { ...(blocks[i] as ToolCard), checkpoint: ev.checkpoint, tooLarge: ev.too_large?.length ? ev.too_large : undefined }
+      next.blocks = blocks
+      return next
+    }
     case 'usage':
       next.usage = { input: t.usage.input + ev.input_tokens, output: t.usage.output + ev.output_tokens }
       return next

@@ -24,6 +24,19 @@ export type HearthEvent =
     }
   | { type: 'usage'; input_tokens: number; output_tokens: number }
   | { type: 'compressed'; text: string }
+  /** The files were snapshotted before the call id runs: undo and rewind can bring them back to this state. */
+  | {
+      type: 'checkpoint'
+      id: string
+      name: string
+      checkpoint: number
+      seq: number
+      files: number
+      stored: number
+      too_large?: string[]
+    }
+  /** Files (and perhaps the conversation) were brought back; it comes from a restore, not a turn. */
+  | ({ type: 'restore' } & RestoreInfo)
   | { type: 'error'; code: string; message: string; retryable?: boolean; hint?: string }
   | { type: 'done'; reason: DoneReason; text: string }
 
@@ -43,6 +56,11 @@ export interface Session {
   input_tokens: number
   output_tokens: number
   running_turn?: string
+  /** Hidden from the list unless archived ones are asked for; nothing in it is deleted. */
+  archived?: boolean
+  /** The session this one was forked from, and the last message it took. */
+  fork_of?: string
+  fork_seq?: number
 }
 
 /** A tool call inside a stored assistant message. */
@@ -144,3 +162,85 @@ export interface Usage {
 
 /** An approval answer. */
 export type Decision = 'allow' | 'deny' | 'always'
+
+/** What a restore changes in a path: create (it comes back), delete (it goes), modify, chmod, retype. */
+export type FileAction = 'create' | 'delete' | 'modify' | 'chmod' | 'retype'
+
+/** The restore event's fields (docs/events.md): what an undo, a redo or a rewind did. */
+export interface RestoreInfo {
+  op: 'undo' | 'redo' | 'rewind'
+  /** The restore's own checkpoint: the files just before it (absent in a preview). */
+  checkpoint?: number
+  /** The turn undone or redone: the seq of its user message. */
+  turn?: number
+  /** The message rewound to. */
+  through?: number
+  files: { path: string; action: FileAction }[]
+  /** Conflicting paths left as the user had them. */
+  kept?: string[]
+  failed?: { path: string; reason: string }[]
+  /** How the conversation was cut (absent: it was not). */
+  conversation?: { through: number; removed: number; archived?: string }
+}
+
+/** The answer of POST …/undo, …/redo and …/rewind. */
+export interface RestoreResult extends RestoreInfo {
+  type: 'restore'
+  /** Files changed after the agent changed them, which the restore would overwrite. */
+  conflicts: string[]
+  /** A preview: nothing was changed. */
+  dry_run: boolean
+}
+
+/** The options of an undo or a redo. */
+export interface RestoreOptions {
+  overwrite?: boolean
+  keep?: string[]
+  dry_run?: boolean
+}
+
+/** The body of POST …/rewind: through (a message's seq) or checkpoint. */
+export interface RewindRequest extends RestoreOptions {
+  through?: number
+  checkpoint?: number
+  files_only?: boolean
+  conversation_only?: boolean
+}
+
+/** The body of POST …/fork. */
+export interface ForkRequest {
+  through?: number
+  files?: boolean
+  title?: string
+  overwrite?: boolean
+  keep?: string[]
+}
+
+/** A fork made: the new session, and what bringing the files back did. */
+export interface ForkResult extends Session {
+  files?: RestoreResult
+}
+
+/** A recorded state of the session's files (GET /v1/sessions/{id}/checkpoints). */
+export interface Checkpoint {
+  id: number
+  session_id: string
+  /** before a tool call, after a turn, or the user's files just before a restore. */
+  kind: 'before' | 'after' | 'undo' | 'redo' | 'rewind'
+  turn?: number
+  seq: number
+  call_id?: string
+  tool?: string
+  /** The checkpoint store's own record: what a restore restored, how many files a snapshot kept. */
+  detail?: {
+    paths?: string[]
+    kept?: string[]
+    failed?: { path: string; reason: string }[]
+    turn?: number
+    through?: number
+    to?: number
+    files?: number
+    too_large?: string[]
+  }
+  created_at: string
+}

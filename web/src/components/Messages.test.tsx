@@ -89,6 +89,19 @@ const card = (state: ToolState, extra: Partial<ToolCard> = {}): ToolCard => ({
 describe('ToolCardView', () => {
   const states: ToolState[] = ['pending', 'approval', 'running', 'done', 'failed']
 
+  it('shows the checkpoint taken before the call, compactly, and what it could not keep', () => {
+    render(<ToolCardView card={card('done', { checkpoint: 12 })} />)
+    const mark = screen.getByTestId('tool-checkpoint')
+    expect(mark.textContent).toBe('Files saved before this call: checkpoint #12')
+    expect(mark.getAttribute('title')).toContain('undo or rewind can bring them back')
+    cleanup()
+    render(<ToolCardView card={card('done', { checkpoint: 3, tooLarge: ['big.bin'] })} />)
+    expect(screen.getByTestId('tool-checkpoint').getAttribute('title')).toContain('big.bin')
+    cleanup()
+    render(<ToolCardView card={card('done')} />)
+    expect(screen.queryByTestId('tool-checkpoint')).toBeNull()
+  })
+
   it.each(states)('%s: data-state, and approval buttons only while waiting', (state) => {
     render(<ToolCardView card={card(state, { reason: 'Write 1 line to notes.txt' })} onAnswer={() => {}} />)
     const el = screen.getByTestId('tool-card')

@@ -1,4 +1,4 @@
-import { memo, useEffect, useRef, useState } from 'react'
+import { memo, useEffect, useRef, useState, type ReactNode } from 'react'
 import { Markdown } from '../markdown'
 import type { Block, ToolCard, TurnStatus } from '../turn'
 import type { Decision } from '../types'
@@ -70,6 +70,18 @@ export const ToolCardView = memo(function ToolCardView({
         </span>
         <span className="tool-name">{card.name}</span>
         {summary && <code className="tool-summary">{summary}</code>}
+        {card.checkpoint !== undefined && (
+          <span
+            className="tool-checkpoint"
+            data-testid="tool-checkpoint"
+            title={`The files were saved before this call ran (checkpoint #${card.checkpoint}): undo or rewind can bring them back.${
+              card.tooLarge ? ` Not kept, over the size cap: ${card.tooLarge.join(', ')}.` : ''
+            }`}
+          >
+            <span className="sr-only">Files saved before this call: </span>checkpoint #{card.checkpoint}
+            {card.tooLarge ? ' ⚠' : ''}
+          </span>
+        )}
         <span className="tool-state" role="status">
           {card.state === 'failed' ? failedLabel : stateLabel[card.state]}
         </span>
@@ -137,6 +149,7 @@ export function AssistantMessage({
   partial,
   keepThinkingOpen,
   onAnswer,
+  actions,
 }: {
   blocks: Block[]
   status?: TurnStatus
@@ -144,6 +157,8 @@ export function AssistantMessage({
   partial?: boolean
   keepThinkingOpen: boolean
   onAnswer?: (id: string, d: Decision) => void
+  /** What the message offers (rewind, fork), under it. */
+  actions?: ReactNode
 }) {
   const running = status === 'running'
   const waiting = running && blocks.length === 0
@@ -196,15 +211,17 @@ export function AssistantMessage({
           <strong>{errorTitle(error.code)}</strong> {error.message}
         </div>
       )}
+      {actions}
     </article>
   )
 }
 
 /** UserMessage is what the user sent. */
-export function UserMessage({ text }: { text: string }) {
+export function UserMessage({ text, actions }: { text: string; actions?: ReactNode }) {
   return (
     <article className="message user" data-testid="message" data-role="user">
       <div className="bubble">{text}</div>
+      {actions}
     </article>
   )
 }

@@ -15,10 +15,15 @@ export interface SidebarProps {
   onOpen(id: string): void
   onRename(id: string, title: string): Promise<void>
   onDelete(id: string): Promise<void>
+  /** The list holds the archived sessions instead of the others. */
+  archived?: boolean
+  onArchived?(archived: boolean): void
+  /** Brings an archived session back to the list. */
+  onUnarchive?(id: string): void
   error?: string
 }
 
-/** Sidebar lists the sessions: new, switch, rename, delete, search. */
+/** Sidebar lists the sessions: new, switch, rename, delete, search, and the archived ones. */
 export function Sidebar(p: SidebarProps) {
   const [renaming, setRenaming] = useState<string>()
   const [deleting, setDeleting] = useState<Session>()
@@ -51,6 +56,17 @@ export function Sidebar(p: SidebarProps) {
           value={p.query}
           onChange={(e) => p.onQuery(e.target.value)}
         />
+        {p.onArchived && (
+          <button
+            type="button"
+            className={`archived-toggle${p.archived ? ' on' : ''}`}
+            aria-pressed={!!p.archived}
+            title={p.archived ? 'Back to the sessions' : 'Show the archived sessions'}
+            onClick={() => p.onArchived?.(!p.archived)}
+          >
+            <Icon name="archive" size={14} /> Archived
+          </button>
+        )}
       </div>
       {p.error && (
         <p className="sidebar-error" role="alert">
@@ -58,7 +74,9 @@ export function Sidebar(p: SidebarProps) {
         </p>
       )}
       <ul className="session-list">
-        {p.sessions.length === 0 && <li className="empty">{p.query ? 'No session matches.' : 'No sessions yet.'}</li>}
+        {p.sessions.length === 0 && (
+          <li className="empty">{p.query ? 'No session matches.' : p.archived ? 'No archived sessions.' : 'No sessions yet.'}</li>
+        )}
         {p.sessions.map((s) => (
           <li key={s.id} data-testid="session-item" data-session-id={s.id} className={s.id === p.activeId ? 'active' : ''}>
             {renaming === s.id ? (
@@ -86,6 +104,11 @@ export function Sidebar(p: SidebarProps) {
               </button>
             )}
             <span className="session-actions">
+              {p.archived && p.onUnarchive && (
+                <button type="button" className="icon" aria-label="Unarchive session" title="Unarchive: back to the list" onClick={() => p.onUnarchive?.(s.id)}>
+                  <Icon name="undo" size={14} />
+                </button>
+              )}
               <button type="button" className="icon" aria-label="Rename session" title="Rename" onClick={() => setRenaming(s.id)}>
                 <Icon name="pencil" size={14} />
               </button>
