@@ -612,6 +612,9 @@ func (a *Agent) Close() error {
 	if a.tmpDir != "" {
 		errs = append(errs, os.RemoveAll(a.tmpDir))
 	}
+	if a.keeper != nil {
+		errs = append(errs, a.keeper.Store().Close())
+	}
 	if a.cpDir != "" {
 		errs = append(errs, os.RemoveAll(a.cpDir))
 	}

@@ -196,7 +196,10 @@ func (s *Session) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 			// that the record stays with it.
 			p.Seq = through
 		}
-		if !req.DryRun && len(p.Changes) > 0 {
+		// An undo or redo whose files are already as it would make them
+		// (the user took the changes back by hand) is recorded all the
+		// same: the next undo goes to the turn before.
+		if !req.DryRun && (len(p.Changes) > 0 || req.Op != Rewind) {
 			out, err := s.a.keeper.Apply(ctx, p, checkpoint.Resolve{Overwrite: req.Overwrite, Keep: req.Keep})
 			if err != nil {
 				return nil, fmt.Errorf("hearth: %s: %w", req.Op, err)

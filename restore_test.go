@@ -560,3 +560,29 @@ func TestPruneCheckpoints(t *testing.T) {
 		t.Fatal("s2's undo did not remove s2.txt")
 	}
 }
+
+// A turn whose changes the user took back by hand: its undo changes
+// nothing and is recorded, so that the next undo goes to the turn before.
+func TestUndoOfChangesAlreadyTakenBack(t *testing.T) {
+	f := newRestoreFixture(t, false)
+	for i, name := range []string{"one.txt", "two.txt"} {
+		f.fake.Enqueue("/api/chat",
+			llmtest.OllamaStream("m", llmtest.Call("write_file", mustArgs(t, map[string]string{"file_path": name, "content": "x\n"}))),
+			llmtest.OllamaStream("m", llmtest.Text("ok")))
+		f.turn(t, "s1", "turn "+string(rune('1'+i)))
+	}
+	os.Remove(filepath.Join(f.root, "two.txt")) // by hand
+	ctx := context.Background()
+	s := f.bot.Session("s1")
+	res, err := s.Restore(ctx, hearth.RestoreRequest{Op: hearth.Undo})
+	if err != nil || len(res.Files) != 0 || res.Turn != 5 {
+		t.Fatalf("undo of the second turn: %+v %v", res, err)
+	}
+	res, err = s.Restore(ctx, hearth.RestoreRequest{Op: hearth.Undo})
+	if err != nil || res.Turn != 1 || len(res.Files) != 1 || res.Files[0].Path != "one.txt" {
+		t.Fatalf("undo of the first turn: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "one.txt")); !os.IsNotExist(err) {
+		t.Fatal("one.txt is still there")
+	}
+}

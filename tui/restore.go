@@ -141,15 +141,8 @@ func (t turnLabel) String() string {
 type restoreSpec struct {
 	agent     *hearth.Agent
 	sessionID string
-	// req is the Restore to make (Op "" when there is none: a rewind of
-	// the conversation only, to before the first prompt).
+	// req is the Restore to make.
 	req hearth.RestoreRequest
-	// firstCheckpoint: the files go back to the session's first
-	// checkpoint (req.Checkpoint is looked up when it runs; without one,
-	// req.Through stands).
-	firstCheckpoint bool
-	// archive: the conversation is emptied by archiving the session.
-	archive bool
 	// reload: the conversation changes; the restore's result brings the
 	// session as it is then.
 	reload bool
@@ -249,14 +242,10 @@ func (m *Model) rewindSpec(p rewindPoint, scope rewindScope) restoreSpec {
 			FilesOnly: scope == scopeFiles, ConversationOnly: scope == scopeConversation}
 		return spec
 	}
-	// Before the first prompt: no message to rewind through.
-	if scope != scopeConversation {
-		// Through the prompt itself stands in when the agent changed no
-		// file yet (the files are then as they were: nothing to do).
-		spec.req = hearth.RestoreRequest{Op: hearth.Rewind, Through: p.seq, FilesOnly: true}
-		spec.firstCheckpoint = true
-	}
-	spec.archive = scope != scopeFiles
+	// Before the first prompt: the start of the session (no message
+	// left, the files as before it changed any).
+	spec.req = hearth.RestoreRequest{Op: hearth.Rewind, Start: true,
+		FilesOnly: scope == scopeFiles, ConversationOnly: scope == scopeConversation}
 	return spec
 }
 
@@ -309,27 +298,10 @@ func runRestore(ctx context.Context, spec restoreSpec, dry bool) restoreDoneMsg 
 	st := spec.agent.Store()
 	req := spec.req
 	req.DryRun = dry
-	if spec.firstCheckpoint {
-		cps, err := sess.Checkpoints(ctx)
-		if err != nil {
-			out.err = err
-			return out
-		}
-		for _, c := range cps {
-			if c.Kind == session.CheckpointBefore || c.Kind == session.CheckpointAfter {
-				req.Checkpoint, req.Through = c.ID, 0
-				break
-			}
-		}
-	}
-	res := &hearth.RestoreResult{RestoreInfo: agent.RestoreInfo{Op: string(spec.req.Op), Files: []agent.FileChange{}}, DryRun: dry}
-	if req.Op != "" {
-		r, err := sess.Restore(ctx, req)
-		if err != nil {
-			out.err = err
-			return out
-		}
-		res = r
+	res, err := sess.Restore(ctx, req)
+	if err != nil {
+		out.err = err
+		return out
 	}
 	msgs, err := st.Messages(ctx, spec.sessionID)
 	if err != nil && !dry {
@@ -339,23 +311,11 @@ func runRestore(ctx context.Context, spec restoreSpec, dry bool) restoreDoneMsg 
 		out.err = err
 		return out
 	}
-	if spec.archive {
-		res.Op = string(hearth.Rewind)
-		res.Conversation = &agent.ConversationRewind{Removed: len(msgs)}
-		if !dry && len(msgs) > 0 {
-			if err := st.SetArchived(context.WithoutCancel(ctx), spec.sessionID, true); err != nil {
-				res.Conversation = nil // the files are restored, the conversation is not
-				out.res, out.err = res, fmt.Errorf("emptying the conversation (archiving the session): %w", err)
-				return out
-			}
-			res.Conversation.Archived = spec.sessionID
-		}
-	}
 	out.res = res
 	if res.Turn > 0 {
 		out.turn = labelTurn(msgs, res.Turn)
 	}
-	if !dry && spec.reload && !spec.archive && res.Conversation != nil && res.Conversation.Removed > 0 {
+	if !dry && spec.reload && res.Conversation != nil && res.Conversation.Removed > 0 {
 		if loaded, ok := loadSession(ctx, st, spec.sessionID).(sessionLoadedMsg); ok && loaded.err == nil {
 			out.loaded = &loaded
 		}
@@ -583,14 +543,6 @@ func (m *Model) restoreResult(r *restoreState, msg restoreDoneMsg) {
 		m.showSession(*msg.loaded)
 		m.shellNotes = notes
 	}
-	if msg.spec.archive && res.Conversation != nil && res.Conversation.Archived != "" {
-		// Before the first prompt: the conversation starts again.
-		notes := m.shellNotes
-		m.newSession()
-		m.tr.clear()
-		m.banner()
-		m.shellNotes = notes
-	}
 	title, body, problems, notes, kind := m.describeResult(r, res, msg.turn)
 	m.tr.add(&textItem{kind: kind, title: title, body: body, problems: problems, notes: notes})
 	m.scroll = 0
@@ -633,11 +585,7 @@ func (m *Model) describeResult(r *restoreState, res *hearth.RestoreResult, turn 
 		notes = append(notes, fmt.Sprintf("The files as they were just before are kept in checkpoint %d.", res.Checkpoint))
 	}
 	if c := res.Conversation; c != nil && c.Archived != "" {
-		if c.Archived == r.sessionID {
-			notes = append(notes, "The conversation is kept in the archived session "+c.Archived+"; your next message starts a new session.")
-		} else {
-			notes = append(notes, "The conversation before the rewind is kept in the archived session "+c.Archived+".")
-		}
+		notes = append(notes, "The conversation before the rewind is kept in the archived session "+c.Archived+".")
 	}
 	if r.point != nil && r.scope != scopeFiles && res.Conversation != nil {
 		notes = append(notes, "Your message is back in the input box: edit it and send it again.")
@@ -798,11 +746,7 @@ func (m *Model) renderPreview(inner, room int) []string {
 		add(th.failText.Render, "✗ cannot restore "+clean(f.Path)+": "+clean(f.Reason))
 	}
 	if c := res.Conversation; c != nil {
-		s := fmt.Sprintf("Conversation: the %s after it removed (kept in an archived session).", plural(c.Removed, "message"))
-		if r.spec.archive {
-			s = fmt.Sprintf("Conversation: all %s removed: the session is archived (kept whole) and your next message starts a new one.", plural(c.Removed, "message"))
-		}
-		add(th.muted.Render, s)
+		add(th.muted.Render, fmt.Sprintf("Conversation: the %s after it removed (kept in an archived session).", plural(c.Removed, "message")))
 	}
 	if len(res.Conflicts) == 0 {
 		lines = append(lines, th.subtle.Render(fmt.Sprintf("y/enter %s · n/esc cancel", r.op)))

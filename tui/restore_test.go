@@ -184,8 +184,8 @@ func TestUndoFilesChangedSincePreview(t *testing.T) {
 }
 
 // TestRewind: to before the second prompt (files and conversation), and
-// to before the first (the session is archived, the next message starts a
-// new one); each time the prompt goes back into the input.
+// to before the first (the start of the session: no message left, an
+// archived copy keeps them); each time the prompt goes back into the input.
 func TestRewind(t *testing.T) {
 	two := func(f *fixture) {
 		f.editTurn("first prompt")
@@ -233,28 +233,31 @@ func TestRewind(t *testing.T) {
 		f.press("down", "enter")
 		f.answer("enter")
 		wantScreen(t, f, "Rewind to before message 1 “first prompt” (files and conversation)?", "modify  main.go", "delete  new.txt",
-			"delete  two.txt", "all 10 messages removed")
+			"delete  two.txt", "the 10 messages after it removed")
 		f.answer("y")
 		if f.read("main.go") != mainGo || f.exists("new.txt") || f.exists("two.txt") {
 			t.Errorf("files: main.go %q, new.txt %v, two.txt %v", f.read("main.go"), f.exists("new.txt"), f.exists("two.txt"))
 		}
-		if f.m.sessionID != "" || f.m.input.Value() != "first prompt" {
+		if f.m.sessionID != id || f.m.input.Value() != "first prompt" {
 			t.Errorf("session %q, input %q", f.m.sessionID, f.m.input.Value())
 		}
-		s, err := f.bot.Store().Get(context.Background(), id)
-		if err != nil || !s.Archived {
-			t.Errorf("the old session: %+v %v", s, err)
+		if msgs, _ := f.bot.Store().Messages(context.Background(), id); len(msgs) != 0 {
+			t.Errorf("%d messages left", len(msgs))
 		}
-		wantScreen(t, f, "Rewound to before message 1 “first prompt”: 3 files restored, 10 messages removed.", "your next message starts a new")
+		archived, err := f.bot.Store().List(context.Background(), session.ListOptions{Archived: true})
+		if err != nil || len(archived) != 1 || archived[0].MessageCount != 10 {
+			t.Errorf("the archived copy: %+v %v", archived, err)
+		}
+		wantScreen(t, f, "Rewound to before message 1 “first prompt”: 3 files restored, 10 messages removed.", "kept in the archived session")
 		if s := f.screen(); strings.Contains(s, "Done one.") || strings.Contains(s, "› first prompt\n") {
 			t.Errorf("the rewound conversation still shows:\n%s", s)
 		}
-		// Sent again, it starts a new session.
+		// Sent again, it continues the same session.
 		f.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("Fresh start.")))
 		f.m.comp = compState{}
 		f.press("enter")
 		f.pump(func() bool { return f.m.job == jobNone })
-		if f.m.sessionID == "" || f.m.sessionID == id {
+		if f.m.sessionID != id {
 			t.Errorf("session after resending: %q", f.m.sessionID)
 		}
 		wantScreen(t, f, "Fresh start.")

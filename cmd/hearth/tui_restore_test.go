@@ -54,7 +54,8 @@ func TestTUIUndoRedoRewind(t *testing.T) {
 	files("after the turn", "second draft\n", "ship it\n", "<none>")
 
 	s.send("/undo")
-	sc = s.waitText("Undo turn 1 “update the notes”?")
+	s.waitText("Undo turn 1 “update the notes”?")
+	sc = s.waitText("y/enter undo · n/esc cancel") // the preview's last line: all of it is drawn
 	for _, want := range []string{"modify  notes.txt", "delete  todo.txt", "y/enter undo · n/esc cancel"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("no %q in the preview:\n%s", want, sc)
@@ -66,7 +67,8 @@ func TestTUIUndoRedoRewind(t *testing.T) {
 	files("after /undo", "first draft\n", "<none>", "<none>")
 
 	s.send("/redo")
-	sc = s.waitText("Redo turn 1 “update the notes”?")
+	s.waitText("Redo turn 1 “update the notes”?")
+	sc = s.waitText("n/esc cancel")
 	if !strings.Contains(sc, "create  todo.txt") || !strings.Contains(sc, "modify  notes.txt") {
 		t.Errorf("the redo preview:\n%s", sc)
 	}
@@ -91,8 +93,9 @@ func TestTUIUndoRedoRewind(t *testing.T) {
 	s.keys("Enter")
 	s.waitText("› 1. Files and conversation")
 	s.keys("Enter")
-	sc = s.waitText("Rewind to before message 1 “update the notes” (files and conversation)?")
-	for _, want := range []string{"modify  notes.txt", "delete  todo.txt", "delete  extra.txt", "all 10 messages removed"} {
+	s.waitText("Rewind to before message 1 “update the notes” (files and conversation)?")
+	sc = s.waitText("the 10 messages after it removed") // the preview's last line: all of it is drawn
+	for _, want := range []string{"modify  notes.txt", "delete  todo.txt", "delete  extra.txt", "the 10 messages after it removed"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("no %q in the preview:\n%s", want, sc)
 		}
@@ -123,7 +126,7 @@ func TestTUIUndoRedoRewind(t *testing.T) {
 		t.Fatalf("archived sessions: %+v %v", list, err)
 	}
 
-	// Sent again as it is, it starts a new session.
+	// Sent again as it is, it continues the session, now empty.
 	e.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Text("A fresh start.")))
 	s.keys("Enter")
 	s.waitText("A fresh start.")

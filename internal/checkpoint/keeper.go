@@ -142,7 +142,9 @@ func (k *Keeper) Plan(ctx context.Context, id string, op Op, through int, to int
 	if err != nil {
 		return nil, err
 	}
-	snap, err := k.store.Snapshot(ctx, forcedPaths(recs))
+	// The files as they are, walked whole: what a restore compares with
+	// and keeps must not rely on what inotify reported.
+	snap, err := k.store.SnapshotAll(ctx, forcedPaths(recs))
 	if err != nil {
 		return nil, err
 	}

@@ -196,11 +196,23 @@ type walker struct {
 	under  map[string]bool // directories above a forced path
 	ignore []gitignore.Pattern
 	sem    chan struct{} // bounds the folders read at once
+	watch  *watcher      // told of each folder walked (nil: none)
 
-	mu    sync.Mutex // guards what follows
-	snap  Snapshot
-	wrote []string // objects this snapshot added
-	dirty bool     // the index changed: a file was read, or one went
+	mu       sync.Mutex // guards what follows
+	snap     Snapshot
+	wrote    []string // objects this snapshot added
+	dirty    bool     // the index changed: a file was read, or one went
+	files    Files    // every path kept, as the walk goes
+	patterns map[string][]gitignore.Pattern
+}
+
+// lastWalk is what the last snapshot found, kept so that the next one
+// reads again only the folders the watcher says changed.
+type lastWalk struct {
+	tree  string
+	files Files
+	// patterns are the ignore patterns in force in each folder walked.
+	patterns map[string][]gitignore.Pattern
 }
 
 // walkers is how many folders a snapshot reads at once: the cost of a
@@ -248,55 +260,57 @@ func (w *walker) put(data []byte) (string, bool, error) {
 	return h, wrote, err
 }
 
-// flush makes what the snapshot added durable before it is recorded: each
-// new object and its folder when there are few (an edit's), the whole
-// file system in one call when there are many (a first snapshot).
-func (w *walker) flush() error {
-	if len(w.wrote) == 0 {
-		return nil
-	}
-	if len(w.wrote) > 64 {
-		if err := syncStore(w.s.dir); err != nil {
-			return fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
-		return nil
-	}
-	dirs := map[string]bool{}
-	for _, h := range w.wrote {
-		p := w.s.objectPath(h)
-		f, err := os.Open(p)
-		if err != nil {
-			return fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
-		err = errors.Join(f.Sync(), f.Close())
-		if err != nil {
-			return fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
-		dirs[filepath.Dir(p)] = true
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return fmt.Errorf("checkpoints: syncing the store: %w", err)
-		}
-	}
-	return nil
-}
+// flush is where a snapshot would make what it added durable. It does
+// not: an object is renamed into place whole, so a killed process leaves
+// none torn, and an fsync per object would cost more than the rest of a
+// checkpoint (tens of milliseconds on a virtual disk). After a power loss
+// the newest objects may be missing or damaged: every object is checked
+// against its name when it is read, so a restore that needs one says so
+// (and the damaged object is dropped, to be stored again) rather than
+// restore something else. The restore's own journal, and the files it
+// writes, are synced.
+func (w *walker) flush() error { return nil }
 
 // Snapshot records the workspace's files as they are now and returns the
 // snapshot. force names paths (relative to the root) kept even if an
 // ignore file leaves them out: the files the agent itself changed. An
 // error means no snapshot was made.
+//
+// On Linux, once a snapshot has walked the workspace, the next ones read
+// again only the folders inotify says changed since (and the forced
+// paths); SnapshotAll walks everything whatever it says.
 func (s *Store) Snapshot(ctx context.Context, force []string) (Snapshot, error) {
+	return s.snapshot(ctx, force, false)
+}
+
+// SnapshotAll is Snapshot walking the whole workspace: for the state a
+// restore keeps and compares with, which must not rely on what inotify
+// reports.
+func (s *Store) SnapshotAll(ctx context.Context, force []string) (Snapshot, error) {
+	return s.snapshot(ctx, force, true)
+}
+
+func (s *Store) snapshot(ctx context.Context, force []string, all bool) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !all {
+		snap, ok, err := s.incremental(ctx, force)
+		if ok || err != nil {
+			return snap, err
+		}
+	}
 	start := time.Now().UnixNano()
 	root, err := os.OpenRoot(s.root)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("checkpoints: opening the workspace: %w", err)
 	}
 	defer root.Close()
+	s.last = nil
+	s.watch = s.watch.reset()
+	s.walks++
 	w := &walker{s: s, ctx: ctx, root: root, old: s.loadIndex(), next: &index{At: start, Files: map[string]stat{}},
-		force: map[string]bool{}, under: map[string]bool{}, sem: make(chan struct{}, walkers)}
+		force: map[string]bool{}, under: map[string]bool{}, sem: make(chan struct{}, walkers), watch: s.watch,
+		files: Files{}, patterns: map[string][]gitignore.Pattern{}}
 	for _, f := range force {
 		f = cleanRel(f)
 		if f == "" {
@@ -323,6 +337,9 @@ func (s *Store) Snapshot(ctx context.Context, force []string) (Snapshot, error) 
 		w.next.At = w.old.At
 	}
 	s.index = w.next
+	if s.watch != nil {
+		s.last = &lastWalk{tree: tree, files: w.files, patterns: w.patterns}
+	}
 	w.snap.Tree = tree
 	sort.Strings(w.snap.TooLarge)
 	sort.Strings(w.snap.Unsupported)
@@ -382,6 +399,9 @@ func (w *walker) dir(rel string, inherited []gitignore.Pattern, onlyForced bool)
 	if name == "" {
 		name = "."
 	}
+	if !onlyForced {
+		w.watch.add(w.s.root, rel)
+	}
 	f, err := w.root.Open(name)
 	if err != nil && rel == "" {
 		return "", fmt.Errorf("checkpoints: reading the workspace: %w", err)
@@ -414,6 +434,11 @@ func (w *walker) dir(rel string, inherited []gitignore.Pattern, onlyForced bool)
 				}
 			}
 		}
+	}
+	if !onlyForced {
+		w.mu.Lock()
+		w.patterns[rel] = patterns
+		w.mu.Unlock()
 	}
 	matcher := gitignore.NewMatcher(patterns)
 	entries := make([]treeEntry, len(ents))
@@ -471,6 +496,13 @@ func (w *walker) dir(rel string, inherited []gitignore.Pattern, onlyForced bool)
 		if keep[i] {
 			kept = append(kept, entries[i])
 		}
+	}
+	if w.files != nil {
+		w.mu.Lock()
+		for _, e := range kept {
+			w.files[join(rel, e.Name)] = e.Entry
+		}
+		w.mu.Unlock()
 	}
 	h, _, err := w.put(encodeTree(kept))
 	if err != nil {

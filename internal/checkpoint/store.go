@@ -63,9 +63,12 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	mu    sync.Mutex       // one snapshot at a time; guards index and trees
+	mu    sync.Mutex       // one snapshot at a time; guards what follows
 	index *index           // what the last snapshot found, to skip hashing
 	trees map[string]Files // flattened trees read (they never change)
+	watch *watcher         // what changed since the last walk (Linux)
+	last  *lastWalk        // what the last walk found
+	walks int              // snapshots that walked everything (tests)
 
 	objMu sync.Mutex
 	have  map[string]bool // objects known to exist
@@ -110,6 +113,15 @@ func Open(dir, root string, opts Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, root: abs, opts: opts, log: log, have: map[string]bool{}, trees: map[string]Files{}}
 	return s, nil
+}
+
+// Close releases what the store holds open (its inotify watches).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watch.close()
+	s.watch, s.last = nil, nil
+	return nil
 }
 
 // Root returns the workspace root the store snapshots.
@@ -215,7 +227,13 @@ func (s *Store) readObject(h string) ([]byte, error) {
 		return nil, fmt.Errorf("checkpoints: reading object %s: %w", h[:12], err)
 	}
 	if hashBytes(data) != h {
-		return nil, fmt.Errorf("checkpoints: object %s in %s is damaged (its content does not match its name)", h[:12], s.dir)
+		// Dropped, so that a snapshot stores it again rather than name a
+		// damaged copy (a power loss while it was written).
+		os.Remove(s.objectPath(h))
+		s.objMu.Lock()
+		delete(s.have, h)
+		s.objMu.Unlock()
+		return nil, fmt.Errorf("checkpoints: object %s in %s is damaged (its content does not match its name): what needs it cannot be restored", h[:12], s.dir)
 	}
 	return data, nil
 }

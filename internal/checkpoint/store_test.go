@@ -572,3 +572,69 @@ func TestPruneRemovesWhatNoSnapshotReaches(t *testing.T) {
 		t.Fatalf("a snapshot after the prune names a removed object: %v", err)
 	}
 }
+
+// After a first walk, a snapshot reads again only what inotify says
+// changed: it must be the same snapshot a walk of everything makes, and
+// walk everything again only when the folders themselves changed.
+func TestIncrementalSnapshotsMatchAWalk(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, layout{
+		".gitignore": "*.log\nbuild/\n", "a.txt": "a", "src/b.go": "b", "src/deep/c.go": "c",
+		"build/out.bin": "o", "app.log": "l", "link": "->a.txt", "rm.txt": "rm",
+	})
+	s := newStore(t, root, Options{})
+	defer s.Close()
+	// The walks to compare with are another store's: the snapshots under
+	// test follow one another without a walk between them.
+	ref := newStore(t, root, Options{})
+	defer ref.Close()
+	force := []string{"build/kept.txt"}
+	write(t, root, layout{"build/kept.txt": "k1"})
+	if _, err := s.Snapshot(ctx, force); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+		walks  bool // whether a walk of everything is expected
+	}{
+		{"nothing", func() {}, false},
+		{"edit", func() { write(t, root, layout{"src/b.go": "B"}) }, false},
+		{"new file", func() { write(t, root, layout{"src/deep/new.go": "n"}) }, false},
+		{"remove a file", func() { os.Remove(filepath.Join(root, "rm.txt")) }, false},
+		{"rename a file", func() { os.Rename(filepath.Join(root, "src/b.go"), filepath.Join(root, "src/b2.go")) }, false},
+		{"chmod a file", func() { os.Chmod(filepath.Join(root, "a.txt"), 0o600) }, false},
+		{"chmod a folder", func() { os.Chmod(filepath.Join(root, "src/deep"), 0o700) }, false},
+		{"retarget a link", func() { write(t, root, layout{"link": "->src"}) }, false},
+		{"ignored file", func() { write(t, root, layout{"other.log": "x"}) }, false},
+		{"forced file in an ignored folder", func() { write(t, root, layout{"build/kept.txt": "k2"}) }, false},
+		{"new folder", func() { write(t, root, layout{"pkg/x.go": "x"}) }, true},
+		{"ignore file", func() { write(t, root, layout{".gitignore": "*.log\n"}) }, true},
+		{"removed folder", func() { os.RemoveAll(filepath.Join(root, "src/deep")) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			walks := s.walks
+			tc.change()
+			inc, err := s.Snapshot(ctx, force)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if walked := s.walks > walks; walked != tc.walks {
+				t.Errorf("walked everything: %v, want %v", walked, tc.walks)
+			}
+			all, err := ref.SnapshotAll(ctx, force)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inc.Tree != all.Tree || inc.Files != all.Files || inc.Bytes != all.Bytes {
+				a, _ := ref.Files(all.Tree)
+				i, _ := s.Files(inc.Tree)
+				for _, c := range Diff(a, i) {
+					t.Logf("%s: walk %+v, incremental %+v", c.Path, c.From, c.To)
+				}
+				t.Fatalf("incremental %+v, walk %+v", inc, all)
+			}
+		})
+	}
+}

@@ -14,4 +14,3 @@ func sysStat(fs.FileInfo) (int64, uint64) { return 0, 0 }
 func lockFile(*os.File) error   { return nil }
 func unlockFile(*os.File) error { return nil }
 func syncDir(string) error      { return nil }
-func syncStore(string) error    { return nil }
