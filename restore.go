@@ -179,7 +179,18 @@ func (s *Session) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 		}
 	}
 	if files {
-		p, err := s.a.keeper.Plan(ctx, s.id, checkpoint.Op(req.Op), req.Through, req.Checkpoint)
+		// The files as they were once the conversation kept ended: after
+		// the message's tool calls, when it made any.
+		filesThrough := req.Through
+		if conv || (req.Op == Rewind && req.Through > 0 && req.Checkpoint == 0) {
+			if filesThrough, err = conversationEnd(ctx, st, s.id, req.Through); err != nil && !req.Start {
+				return nil, err
+			}
+			if req.Start {
+				filesThrough = 0
+			}
+		}
+		p, err := s.a.keeper.Plan(ctx, s.id, checkpoint.Op(req.Op), filesThrough, req.Checkpoint)
 		if err != nil {
 			return nil, fmt.Errorf("hearth: %s: %w", req.Op, err)
 		}
@@ -340,6 +351,18 @@ type ForkResult struct {
 // message, and, if asked, the files as they were then.
 func (s *Session) Fork(ctx context.Context, req ForkRequest) (*ForkResult, error) {
 	st := s.a.store
+	if req.Files {
+		// The files change: no turn of this session meanwhile.
+		if err := s.hold(); err != nil {
+			return nil, err
+		}
+		defer s.release()
+		unlock, err := st.Lock(ctx, s.id)
+		if err != nil {
+			return nil, fmt.Errorf("hearth: fork: %w", err)
+		}
+		defer unlock()
+	}
 	src, err := st.Get(ctx, s.id)
 	if err != nil {
 		return nil, fmt.Errorf("hearth: fork: %w", err)
@@ -358,7 +381,7 @@ func (s *Session) Fork(ctx context.Context, req ForkRequest) (*ForkResult, error
 		if req.Through <= 0 {
 			return nil, errors.New("hearth: fork: the files are as the session left them: give a message to fork at to bring them back")
 		}
-		if p, err = s.a.keeper.Plan(ctx, s.id, checkpoint.Rewind, req.Through, 0); err != nil {
+		if p, err = s.a.keeper.Plan(ctx, s.id, checkpoint.Rewind, through, 0); err != nil {
 			return nil, fmt.Errorf("hearth: fork: %w", err)
 		}
 		if open := unresolved(p.Conflicts, req.Overwrite, req.Keep); len(open) > 0 {

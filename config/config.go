@@ -47,6 +47,9 @@ type Config struct {
 	SecretPaths []string `toml:"secret_paths"`
 	// Store says where sessions are kept (the user's file only).
 	Store Store `toml:"store"`
+	// Checkpoints says whether what the agent changes in the workspace can
+	// be taken back (the user's file only).
+	Checkpoints Checkpoints `toml:"checkpoints"`
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
@@ -67,6 +70,22 @@ type Store struct {
 	// SQLite file's path; HEARTH_DATABASE_URL overrides it.
 	URL string `toml:"url"`
 }
+
+// Checkpoints says whether Hearth keeps a snapshot of the workspace before
+// every tool call that may change it (so that `hearth sessions undo`,
+// redo and rewind can take the changes back), and what it keeps. The
+// snapshots are kept in the data directory, outside the workspace.
+type Checkpoints struct {
+	// Enabled turns checkpoints on or off (nil: on).
+	Enabled *bool `toml:"enabled"`
+	// MaxFileSize is the size in bytes over which a file's content is not
+	// kept (0: 32 MiB); such a file cannot be restored, and the
+	// checkpoint says so.
+	MaxFileSize int64 `toml:"max_file_size"`
+}
+
+// On reports whether checkpoints are on (the default).
+func (c Checkpoints) On() bool { return c.Enabled == nil || *c.Enabled }
 
 // StoreURL is where sessions are kept: HEARTH_DATABASE_URL, else the
 // user's [store] url, else "" (the SQLite file, Paths.Database).
@@ -367,6 +386,12 @@ func (c *Config) merge(o *Config) {
 	if o.Store.URL != "" {
 		c.Store = o.Store
 	}
+	if o.Checkpoints.Enabled != nil {
+		c.Checkpoints.Enabled = o.Checkpoints.Enabled
+	}
+	if o.Checkpoints.MaxFileSize != 0 {
+		c.Checkpoints.MaxFileSize = o.Checkpoints.MaxFileSize
+	}
 	c.Providers = mergeMap(c.Providers, o.Providers)
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)
 	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)
@@ -441,6 +466,9 @@ func (c *Config) check() error {
 		case strings.TrimSpace(sa.Description) == "" || strings.TrimSpace(sa.Prompt) == "":
 			return fmt.Errorf("subagent %q: give it a description (for the main model) and a prompt", name)
 		}
+	}
+	if c.Checkpoints.MaxFileSize < 0 {
+		return fmt.Errorf("[checkpoints] max_file_size %d: want a size in bytes, e.g. 33554432 for 32 MiB (0: the default, 32 MiB)", c.Checkpoints.MaxFileSize)
 	}
 	if c.Compression < 0 || c.Compression >= 1 {
 		return fmt.Errorf("compression_threshold %v: want a share of the window between 0 and 1, e.g. 0.7", c.Compression)

@@ -113,6 +113,9 @@ func TestParseErrors(t *testing.T) {
 		{"[subagents.\"code review\"]\ndescription = \"d\"\nprompt = \"p\"", "letters, digits"},
 		{"[subagents.codebase_investigator]\ndescription = \"d\"\nprompt = \"p\"", "built in"},
 		{"[subagents.reviewer]\nprompt = \"p\"", "description"},
+		{"[checkpoints]\nmax_file_size = -1", "max_file_size -1: want a size in bytes"},
+		{"[checkpoints]\nmax_file_size = \"32MB\"", "x.toml:2"},
+		{"[checkpoints]\nenable = false", "unknown setting \"checkpoints.enable\""},
 	}
 	for _, tc := range tests {
 		c, err := Parse("x.toml", []byte(tc.toml))
@@ -121,6 +124,31 @@ func TestParseErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.toml, err, tc.want)
+		}
+	}
+}
+
+func TestCheckpointsSettings(t *testing.T) {
+	tests := []struct {
+		user string
+		on   bool
+		max  int64
+	}{
+		{"", true, 0},
+		{"[checkpoints]\nmax_file_size = 1048576", true, 1 << 20},
+		{"[checkpoints]\nenabled = false", false, 0},
+		{"[checkpoints]\nenabled = true\nmax_file_size = 5", true, 5},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		paths := Paths{ConfigDir: filepath.Join(dir, "cfg"), DataDir: filepath.Join(dir, "data")}
+		os.MkdirAll(paths.ConfigDir, 0o755)
+		if tc.user != "" {
+			os.WriteFile(paths.UserFile(), []byte(tc.user), 0o644)
+		}
+		c, err := Load(paths, "")
+		if err != nil || c.Checkpoints.On() != tc.on || c.Checkpoints.MaxFileSize != tc.max {
+			t.Errorf("%q: %+v %v", tc.user, c.Checkpoints, err)
 		}
 	}
 }

@@ -40,6 +40,11 @@ import (
 //	    servers, the other adds a tool with the project's own prompt.
 //	compression_threshold: ignored: it depends on the user's model and
 //	    machine.
+//	store, checkpoints: ignored: where the user's sessions are kept, and
+//	    whether what the agent changes can be taken back (and how large a
+//	    file may be to be kept), are the user's. A project turning
+//	    checkpoints off would take away undo; a tiny max_file_size would
+//	    make its files unrestorable, a huge one fill the user's disk.
 //	secret_paths (top level and in profiles): added to the user's: more
 //	    paths kept from tools only tightens.
 //	profiles: merged field by field with the user's profile of the same name
@@ -140,6 +145,16 @@ func (c *Config) addProject(p *Config, workspace string) []string {
 		pr.ignored("sets [store] url",
 			"where your sessions are kept is yours to choose",
 			"Set it in YOURS, or HEARTH_DATABASE_URL, if you want it.")
+	}
+	if p.Checkpoints.Enabled != nil {
+		pr.ignored(fmt.Sprintf("sets [checkpoints] enabled = %v", *p.Checkpoints.Enabled),
+			"whether what the agent changes can be undone is yours to choose",
+			"Set it in YOURS if you want it.")
+	}
+	if p.Checkpoints.MaxFileSize != 0 {
+		pr.ignored(fmt.Sprintf("sets [checkpoints] max_file_size = %d", p.Checkpoints.MaxFileSize),
+			"which files can be restored, and how much of your disk checkpoints take, is yours to choose",
+			"Set it in YOURS if you want it.")
 	}
 	for _, name := range sortedKeys(p.MCPServers) {
 		m := p.MCPServers[name]

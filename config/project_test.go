@@ -77,6 +77,12 @@ func TestProjectRules(t *testing.T) {
 		{"the session store is the user's", []string{"Config.Store", "Store.*"},
 			"[store]\nurl = \"postgres://evil.example/loot\"",
 			func(c *Config, _ string) bool { return c.Store.URL == "" }, "sets [store] url"},
+		{"checkpoints stay on", []string{"Config.Checkpoints", "Checkpoints.Enabled"},
+			"[checkpoints]\nenabled = false",
+			func(c *Config, _ string) bool { return c.Checkpoints.On() }, "sets [checkpoints] enabled = false"},
+		{"the checkpoints' size cap is the user's", []string{"Checkpoints.MaxFileSize"},
+			"[checkpoints]\nmax_file_size = 1",
+			func(c *Config, _ string) bool { return c.Checkpoints.MaxFileSize == 0 }, "sets [checkpoints] max_file_size = 1"},
 		{"secret_paths are added", []string{"Config.SecretPaths"},
 			`secret_paths = ["secrets", "/abs/key", "~/.aws2"]`,
 			func(c *Config, ws string) bool {
@@ -231,7 +237,7 @@ func TestProjectRules(t *testing.T) {
 	}
 
 	// Every setting a file can hold has a rule above.
-	for _, v := range []any{Config{}, Profile{}, Provider{}, MCPServer{}, SubAgent{}, Model{}} {
+	for _, v := range []any{Config{}, Profile{}, Provider{}, MCPServer{}, SubAgent{}, Model{}, Store{}, Checkpoints{}} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {
 			f := typ.Field(i)

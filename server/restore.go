@@ -62,6 +62,9 @@ const undoExample = `{"dry_run": true}`
 type rewindBody struct {
 	// Through is the seq of the message to rewind to.
 	Through int `json:"through"`
+	// Start goes back to the start of the session instead: the files as
+	// they were before it changed any, and no message left.
+	Start bool `json:"start"`
 	// Checkpoint is a checkpoint to bring the files back to instead.
 	Checkpoint int64 `json:"checkpoint"`
 	// FilesOnly and ConversationOnly narrow a rewind to a message.
@@ -97,11 +100,11 @@ func (s *Server) rewindSession(w http.ResponseWriter, r *http.Request) {
 	case body.Through < 0 || body.Checkpoint < 0:
 		writeError(w, http.StatusBadRequest, "bad_request", "through and checkpoint are positive numbers: the seq of a message, or the id of a checkpoint (GET /v1/sessions/{id}/checkpoints)")
 		return
-	case body.Through == 0 && body.Checkpoint == 0:
-		writeError(w, http.StatusBadRequest, "bad_request", `say where to rewind to: "through" (the seq of a message) or "checkpoint" (its id): `+rewindExample)
+	case body.Through == 0 && body.Checkpoint == 0 && !body.Start:
+		writeError(w, http.StatusBadRequest, "bad_request", `say where to rewind to: "through" (the seq of a message), "checkpoint" (its id) or "start": true (the start of the session): `+rewindExample)
 		return
-	case body.Through > 0 && body.Checkpoint > 0:
-		writeError(w, http.StatusBadRequest, "bad_request", `rewind to a message ("through") or to a checkpoint ("checkpoint"), not both`)
+	case (body.Through > 0) && (body.Checkpoint > 0) || body.Start && (body.Through > 0 || body.Checkpoint > 0):
+		writeError(w, http.StatusBadRequest, "bad_request", `rewind to a message ("through"), to a checkpoint ("checkpoint") or to the start ("start"): one of them`)
 		return
 	case body.FilesOnly && body.ConversationOnly:
 		writeError(w, http.StatusBadRequest, "bad_request", `"files_only" or "conversation_only", not both (neither: the files and the conversation)`)
@@ -110,7 +113,7 @@ func (s *Server) rewindSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", `a checkpoint is a state of the files: "conversation_only" needs "through" (a message)`)
 		return
 	}
-	s.restore(w, r, hearth.RestoreRequest{Op: hearth.Rewind, Through: body.Through, Checkpoint: body.Checkpoint,
+	s.restore(w, r, hearth.RestoreRequest{Op: hearth.Rewind, Through: body.Through, Checkpoint: body.Checkpoint, Start: body.Start,
 		FilesOnly: body.FilesOnly, ConversationOnly: body.ConversationOnly,
 		Overwrite: body.Overwrite, Keep: body.Keep, DryRun: body.DryRun})
 }

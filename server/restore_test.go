@@ -231,6 +231,27 @@ func TestUndoRedoRewindOverHTTP(t *testing.T) {
 	}
 }
 
+// TestRewindToTheStart: "start" takes the session back to before its
+// first prompt: no message, the files as they were.
+func TestRewindToTheStart(t *testing.T) {
+	f := newFixture(t, fileTools(t))
+	id := f.newSession()
+	base := "/v1/sessions/" + id
+	f.writeTurn(id, "write one", "one.txt", "1\\n", "one")
+	var res restoreAnswerJSON
+	f.call("POST", base+"/rewind", map[string]any{"start": true, "dry_run": true}, http.StatusOK, &res)
+	if res.Conversation == nil || res.Conversation.Removed != 4 || !slices.Equal(res.changes(), []string{"delete one.txt"}) || f.read("one.txt") != "1\n" {
+		t.Fatalf("preview of a rewind to the start: %+v", res)
+	}
+	res = restoreAnswerJSON{}
+	f.call("POST", base+"/rewind", map[string]any{"start": true}, http.StatusOK, &res)
+	var d sessionDetail
+	f.call("GET", base, nil, http.StatusOK, &d)
+	if len(d.Messages) != 0 || f.read("one.txt") != "<none>" || res.Conversation == nil || res.Conversation.Archived == "" {
+		t.Fatalf("after a rewind to the start: %d messages, one.txt %q, %+v", len(d.Messages), f.read("one.txt"), res)
+	}
+}
+
 func TestRestoreRefusals(t *testing.T) {
 	f := newFixture(t, fileTools(t))
 	id := f.newSession()
@@ -245,6 +266,8 @@ func TestRestoreRefusals(t *testing.T) {
 		{"rewind without a body", "/rewind", nil, 400, "bad_request"},
 		{"rewind to nowhere", "/rewind", map[string]any{"dry_run": true}, 400, "bad_request"},
 		{"rewind to a message and a checkpoint", "/rewind", map[string]any{"through": 1, "checkpoint": 1}, 400, "bad_request"},
+		{"rewind to a message and the start", "/rewind", map[string]any{"through": 1, "start": true}, 400, "bad_request"},
+		{"rewind to a checkpoint and the start", "/rewind", map[string]any{"checkpoint": 1, "start": true}, 400, "bad_request"},
 		{"files only and conversation only", "/rewind", map[string]any{"through": 1, "files_only": true, "conversation_only": true}, 400, "bad_request"},
 		{"a checkpoint's conversation", "/rewind", map[string]any{"checkpoint": 1, "conversation_only": true}, 400, "bad_request"},
 		{"a message it does not have", "/rewind", map[string]any{"through": 99}, 400, "bad_request"},

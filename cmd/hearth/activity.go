@@ -61,6 +61,8 @@ type activity struct {
 	calls   map[string]*callView
 	refused map[string]bool // the callKey of each refused call
 	told    map[string]bool // the refusal sentences said
+	// tooLarge are the files checkpoints could not keep, said once each.
+	tooLarge map[string]bool
 	usage   struct{ in, out, calls int }
 }
 
@@ -89,6 +91,9 @@ func (v *activity) paint(code, s string) string {
 func (v *activity) event(ev agent.Event) {
 	if ev.Type == agent.EventApprovalRequired && v.refuses {
 		v.refusal(ev)
+	}
+	if ev.Type == agent.EventCheckpoint && ev.Checkpoint != nil {
+		v.notKept(ev.Checkpoint.TooLarge)
 	}
 	if !v.verbose {
 		return
@@ -145,6 +150,33 @@ func (v *activity) event(ev agent.Event) {
 		// What the model said last is the answer, on stdout.
 		v.said.Reset()
 	}
+}
+
+// notKept says, once per file, that checkpoints could not keep it: an
+// undo will not bring it back.
+func (v *activity) notKept(paths []string) {
+	var fresh []string
+	for _, p := range paths {
+		if !v.tooLarge[p] {
+			if v.tooLarge == nil {
+				v.tooLarge = map[string]bool{}
+			}
+			v.tooLarge[p] = true
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	shown, more := fresh, ""
+	if len(shown) > 5 {
+		shown, more = shown[:5], fmt.Sprintf(" and %d more", len(fresh)-5)
+	}
+	it, them := "it", "them"
+	if len(fresh) == 1 {
+		them = it
+	}
+	v.line("hearth: checkpoints do not keep %s%s: larger than their size cap ([checkpoints] max_file_size), so an undo cannot bring %s back", strings.Join(shown, ", "), more, them)
 }
 
 // line writes a line of Hearth's own words; the arguments, which may quote

@@ -178,6 +178,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
   hearth run -m qwen3:4b "what does main.go do?"
   hearth -p "summarise README.md" --output-format json
   hearth sessions list
+  hearth sessions undo s-7kq2m9xwa3       (take back the file changes of its last turn)
   hearth --provider openai --base-url http://localhost:8000/v1 models`,
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/internal/loader"
@@ -24,15 +25,24 @@ import (
 func (a *app) sessionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export and remove saved sessions",
+		Short: "List, show, export, undo, rewind, fork, archive and remove saved sessions",
 		Long: `Sessions are kept in a SQLite database under the XDG data directory
 ($XDG_DATA_HOME/hearth/hearth.db, or $HEARTH_HOME/hearth.db), or, when
 HEARTH_DATABASE_URL or [store] url in the config file names one, in a
-PostgreSQL database that several Hearth servers share.`,
+PostgreSQL database that several Hearth servers share.
+
+Before every tool call that may change the workspace, Hearth takes a
+checkpoint: a snapshot of its files, kept in the data directory, outside the
+workspace. undo, redo and rewind bring the files back from them; fork starts
+a new session from any point of one; archive hides a session without
+deleting it. ([checkpoints] enabled = false in the config file turns
+checkpoints off.)`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(a.sessionsList(), a.sessionsShow(), a.sessionsExport(), a.sessionsRemove())
+	cmd.AddCommand(a.sessionsList(), a.sessionsShow(), a.sessionsExport(), a.sessionsRemove(),
+		a.sessionsUndo(hearth.Undo), a.sessionsUndo(hearth.Redo), a.sessionsRewind(), a.sessionsFork(),
+		a.sessionsArchive(true), a.sessionsArchive(false), a.sessionsCheckpoints(), a.sessionsPrune())
 	return cmd
 }
 
@@ -70,18 +80,23 @@ func (a *app) withStore(ctx context.Context, f func(st session.Store) error) err
 }
 
 func (a *app) sessionsList() *cobra.Command {
-	var asJSON bool
+	var asJSON, archived bool
 	var limit int
 	var query string
+	none := "No sessions yet: `hearth run --context NAME \"…\"` starts one."
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List sessions, most recent first",
-		Example: "  hearth sessions list --limit 10\n  hearth sessions list --query parser --json",
+		Long:    "List sessions, most recent first. Archived sessions (hearth sessions archive ID) are not listed; --archived lists them instead.",
+		Example: "  hearth sessions list --limit 10\n  hearth sessions list --query parser --json\n  hearth sessions list --archived",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if archived {
+				none = "No archived sessions."
+			}
 			err := a.withStore(cmd.Context(), func(st session.Store) error {
-				list, err := st.List(cmd.Context(), session.ListOptions{Limit: limit, Query: query})
+				list, err := st.List(cmd.Context(), session.ListOptions{Limit: limit, Query: query, Archived: archived})
 				if err != nil {
 					return err
 				}
@@ -94,7 +109,7 @@ func (a *app) sessionsList() *cobra.Command {
 					return enc.Encode(list)
 				}
 				if len(list) == 0 {
-					fmt.Fprintln(a.io.err, "No sessions yet: `hearth run --context NAME \"…\"` starts one.")
+					fmt.Fprintln(a.io.err, none)
 					return nil
 				}
 				w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
@@ -108,7 +123,7 @@ func (a *app) sessionsList() *cobra.Command {
 				if asJSON {
 					fmt.Fprintln(a.io.out, "[]")
 				} else {
-					fmt.Fprintln(a.io.err, "No sessions yet: `hearth run --context NAME \"…\"` starts one.")
+					fmt.Fprintln(a.io.err, none)
 				}
 				return nil
 			}
@@ -118,6 +133,7 @@ func (a *app) sessionsList() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many")
 	cmd.Flags().StringVarP(&query, "query", "q", "", "only sessions whose title or messages contain this")
+	cmd.Flags().BoolVar(&archived, "archived", false, "list the archived sessions instead")
 	return cmd
 }
 
@@ -146,7 +162,7 @@ func (a *app) sessionsShow() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return writeMarkdown(a.io.out, s, msgs, false)
+				return writeMarkdown(a.io.out, s, msgs, false, true)
 			})
 		},
 	}
@@ -193,7 +209,7 @@ func (a *app) sessionsExport() *cobra.Command {
 						ToolRuns []session.ToolRun `json:"tool_runs"`
 					}{s, msgs, runs})
 				} else {
-					err = writeMarkdown(w, s, msgs, true)
+					err = writeMarkdown(w, s, msgs, true, false)
 				}
 				if f != nil {
 					if cerr := f.Close(); err == nil {
@@ -260,12 +276,13 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 // writeMarkdown renders a session as Markdown. full adds the reasoning and
-// every tool result in full.
+// every tool result in full; numbered gives each heading its message's
+// number (#N, its seq: what rewind --to and fork --at take).
 //
 // Markdown is for people, like run's text output: what the model and the
 // tools wrote is stripped of control sequences (see termtext), on a
 // terminal or in a file. The JSON export keeps it exact.
-func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, full bool) error {
+func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, full, numbered bool) error {
 	w := termtext.NewWriter(out)
 	defer w.Flush()
 	title := s.Title
@@ -273,22 +290,36 @@ func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, fu
 		title = s.ID
 	}
 	fmt.Fprintf(w, "# %s\n\n", title)
-	fmt.Fprintf(w, "Session `%s` · %s · %s · %d messages\n", s.ID, dash(s.Model), s.CreatedAt.Local().Format(time.DateTime), len(msgs))
+	fmt.Fprintf(w, "Session `%s` · %s · %s · %d %s", s.ID, dash(s.Model), s.CreatedAt.Local().Format(time.DateTime), len(msgs), either(len(msgs), "message", "messages"))
+	if s.ForkOf != "" {
+		fmt.Fprintf(w, " · forked from `%s`", s.ForkOf)
+		if s.ForkSeq > 0 {
+			fmt.Fprintf(w, " (up to message %d)", s.ForkSeq)
+		}
+	}
+	if s.Archived {
+		fmt.Fprint(w, " · archived")
+	}
+	fmt.Fprintln(w)
 	for _, m := range msgs {
+		num := ""
+		if numbered {
+			num = fmt.Sprintf(" (#%d)", m.Seq)
+		}
 		switch m.Role {
 		case llm.RoleUser:
 			if m.Summary {
-				fmt.Fprintf(w, "\n## Summary of earlier turns\n\n%s\n", strings.TrimPrefix(m.Content, "[Summary of the earlier conversation]\n"))
+				fmt.Fprintf(w, "\n## Summary of earlier turns%s\n\n%s\n", num, strings.TrimPrefix(m.Content, "[Summary of the earlier conversation]\n"))
 				continue
 			}
-			fmt.Fprintf(w, "\n## You\n\n%s\n", m.Content)
+			fmt.Fprintf(w, "\n## You%s\n\n%s\n", num, m.Content)
 		case llm.RoleAssistant:
 			if m.Failure {
 				// Hearth's record of why the turn failed, not the model's.
-				fmt.Fprintf(w, "\n## Failed\n\n%s\n", m.Content)
+				fmt.Fprintf(w, "\n## Failed%s\n\n%s\n", num, m.Content)
 				continue
 			}
-			fmt.Fprintf(w, "\n## Hearth\n\n")
+			fmt.Fprintf(w, "\n## Hearth%s\n\n", num)
 			if full && m.Thinking != "" {
 				fmt.Fprintf(w, "<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n\n", m.Thinking)
 			}

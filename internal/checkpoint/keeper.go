@@ -63,6 +63,12 @@ type TakeOptions struct {
 // Take snapshots the workspace and records it as checkpoint c of its
 // session (c.Tree and c.Workspace are set here).
 func (k *Keeper) Take(ctx context.Context, c session.Checkpoint, o TakeOptions) (session.Checkpoint, Snapshot, error) {
+	// No prune or restore between the snapshot and its record.
+	unlock, err := k.store.lock(true)
+	if err != nil {
+		return c, Snapshot{}, err
+	}
+	defer unlock()
 	force := o.Force
 	all, err := k.forcedFor(ctx, c.SessionID, force)
 	if err != nil {
@@ -144,6 +150,7 @@ func (k *Keeper) Plan(ctx context.Context, id string, op Op, through int, to int
 	}
 	// The files as they are, walked whole: what a restore compares with
 	// and keeps must not rely on what inotify reported.
+	gen := k.store.Generation()
 	snap, err := k.store.SnapshotAll(ctx, forcedPaths(recs))
 	if err != nil {
 		return nil, err
@@ -152,11 +159,11 @@ func (k *Keeper) Plan(ctx context.Context, id string, op Op, through int, to int
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan(recs, snap.Tree, now, k.store.Files, k.store.treeOf, op, through, to, k.store.opts.MaxFileSize)
+	p, err := plan(recs, snap.Tree, now, k.store.Files, k.store.treeOf, k.store.ignoredIn, op, through, to, k.store.opts.MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	p.SessionID = id
+	p.SessionID, p.generation = id, gen
 	msgs, err := k.sessions.Messages(ctx, id)
 	if err != nil {
 		return nil, err
@@ -253,12 +260,20 @@ func (k *Keeper) Apply(ctx context.Context, p *Plan, r Resolve) (*Outcome, error
 			paths = append(paths, c.Path)
 		}
 	}
-	d := detail{Target: p.Target, Paths: paths, Kept: out.Kept, Turn: p.Turn, Through: p.Through, To: p.To}
+	d := detail{Target: p.Target, Paths: paths, Kept: out.Kept, Turn: p.Turn, Through: p.Through, To: p.To, Undone: p.Undone}
 	rec := session.Checkpoint{SessionID: p.SessionID, Kind: string(p.Op), Seq: p.Seq, Tree: p.Now, Workspace: k.store.root}
 	note, _ := json.Marshal(struct {
 		Record session.Checkpoint `json:"record"`
 		Detail detail             `json:"detail"`
 	}{rec, d})
+	unlock, err := k.store.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if k.store.Generation() != p.generation {
+		return nil, fmt.Errorf("the checkpoint store was pruned since this %s was worked out: work it out again", p.Op)
+	}
 	res, err := k.store.Restore(ctx, p.Target, paths, note)
 	if err != nil {
 		return nil, err
@@ -283,40 +298,49 @@ func (k *Keeper) Apply(ctx context.Context, p *Plan, r Resolve) (*Outcome, error
 // Recover finishes the restores a process began and did not finish, and
 // records those it had not recorded; it returns how many it finished.
 func (k *Keeper) Recover(ctx context.Context) (int, error) {
-	pending, err := k.store.Recover(ctx)
+	type noteOf struct {
+		Record session.Checkpoint `json:"record"`
+		Detail detail             `json:"detail"`
+	}
+	recorded := func(raw json.RawMessage, journal string) bool {
+		var note noteOf
+		if json.Unmarshal(raw, &note) != nil || note.Record.SessionID == "" {
+			return false
+		}
+		recs, err := k.sessions.Checkpoints(ctx, note.Record.SessionID)
+		if err != nil {
+			return isNotFound(err) // a session deleted since: nothing to record
+		}
+		for _, c := range recs {
+			if readDetail(c).Journal == journal {
+				return true
+			}
+		}
+		return false
+	}
+	pending, err := k.store.Recover(ctx, recorded)
 	if err != nil {
 		return 0, err
 	}
 	for _, pd := range pending {
-		var note struct {
-			Record session.Checkpoint `json:"record"`
-			Detail detail             `json:"detail"`
-		}
+		var note noteOf
 		if err := json.Unmarshal(pd.Note, &note); err != nil || note.Record.SessionID == "" {
 			k.log.Warn("an interrupted restore was finished; its record could not be read", "journal", pd.Journal)
 			k.store.Done(pd.Journal)
 			continue
 		}
-		recs, err := k.sessions.Checkpoints(ctx, note.Record.SessionID)
-		if err != nil && !isNotFound(err) {
-			return 0, err
-		}
-		recorded := false
-		for _, c := range recs {
-			if readDetail(c).Journal == pd.Journal {
-				recorded = true
+		d := note.Detail
+		d.Paths, d.Failed, d.Journal = pd.Done, pd.Failed, pd.Journal
+		rec := note.Record
+		rec.Detail, _ = json.Marshal(d)
+		if _, err := k.sessions.AddCheckpoint(context.WithoutCancel(ctx), rec); err != nil {
+			if isNotFound(err) {
+				k.store.Done(pd.Journal)
+				continue
 			}
+			return 0, fmt.Errorf("recording an interrupted %s: %w", rec.Kind, err)
 		}
-		if !recorded && err == nil {
-			d := note.Detail
-			d.Paths, d.Failed, d.Journal = pd.Done, pd.Failed, pd.Journal
-			rec := note.Record
-			rec.Detail, _ = json.Marshal(d)
-			if _, err := k.sessions.AddCheckpoint(context.WithoutCancel(ctx), rec); err != nil {
-				return 0, fmt.Errorf("recording an interrupted %s: %w", rec.Kind, err)
-			}
-		}
-		k.log.Info("finished an interrupted restore", "session", note.Record.SessionID, "kind", note.Record.Kind, "paths", len(pd.Done))
+		k.log.Info("finished an interrupted restore", "session", rec.SessionID, "kind", rec.Kind, "paths", len(pd.Done), "reapplied", pd.Reapplied)
 		if err := k.store.Done(pd.Journal); err != nil {
 			return 0, err
 		}

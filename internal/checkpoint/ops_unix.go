@@ -109,16 +109,28 @@ func (o *ops) remove(p string, isDir bool) error {
 	return f.Sync()
 }
 
-func (o *ops) mkdir(p string, perm fs.FileMode) error {
+// mkdir makes the folder p (owner-writable, so that what goes in it can
+// be written; chmod gives it its mode once its files are there).
+func (o *ops) mkdir(p string) error {
 	f, err := o.dir(p, true)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	name := path.Base(p)
-	if err := unix.Mkdirat(int(f.Fd()), name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+	if err := unix.Mkdirat(int(f.Fd()), path.Base(p), 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: p, Err: err}
 	}
+	return nil
+}
+
+// chmod gives the folder p its mode.
+func (o *ops) chmod(p string, perm fs.FileMode) error {
+	f, err := o.dir(p, false)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	name := path.Base(p)
 	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: p, Err: err}
@@ -198,10 +210,15 @@ func unixMode(perm fs.FileMode) uint32 {
 func tempName(name string) string {
 	var b [6]byte
 	rand.Read(b[:])
+	return tempPrefix(name) + hex.EncodeToString(b[:])
+}
+
+// tempPrefix is how the temporary files beside name begin.
+func tempPrefix(name string) string {
 	if len(name) > 200 {
 		name = name[:200]
 	}
-	return "." + name + ".hearth-restore-" + hex.EncodeToString(b[:])
+	return "." + name + ".hearth-restore-"
 }
 
 // statInfo is an fs.FileInfo of a unix.Stat_t.

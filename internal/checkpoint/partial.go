@@ -40,6 +40,9 @@ func (s *Store) SnapshotPaths(ctx context.Context, base string, paths, force []s
 func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if data, _ := os.ReadFile(s.genPath()); string(data) != s.gen {
+		return Snapshot{}, errFullWalk // pruned since: what base names may be gone
+	}
 	root, err := os.OpenRoot(s.root)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("checkpoints: opening the workspace: %w", err)
@@ -77,9 +80,9 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 			}
 			delete(next, p)
 			continue
-		case err != nil:
-			return Snapshot{}, errFullWalk
-		case fi.IsDir():
+		case err != nil, fi.IsDir(), fi.Mode()&fs.ModeSymlink != 0:
+			// A link: the edit went where it leads, which may be any
+			// file of the workspace.
 			return Snapshot{}, errFullWalk
 		}
 		e, ok, err := w.entry(p, fi, nil, true)

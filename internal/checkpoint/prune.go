@@ -2,6 +2,8 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,6 +107,11 @@ func (s *Store) Prune(ctx context.Context, live []string, grace time.Duration) (
 		return out, err
 	}
 	if len(removed) > 0 {
+		var g [8]byte
+		rand.Read(g[:])
+		if err := os.WriteFile(s.genPath(), []byte(hex.EncodeToString(g[:])), 0o600); err != nil {
+			return out, fmt.Errorf("checkpoints: prune: %w", err)
+		}
 		s.mu.Lock()
 		s.objMu.Lock()
 		for h := range removed {
@@ -124,6 +131,7 @@ func (s *Store) Prune(ctx context.Context, live []string, grace time.Duration) (
 			s.saveIndex(ix)
 		}
 		clear(s.trees)
+		s.last = nil
 		s.mu.Unlock()
 	}
 	return out, nil

@@ -117,7 +117,7 @@ func TestRestoreKilledMidwayIsFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pending, err := s2.Recover(ctx)
+	pending, err := s2.Recover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestRestoreKilledMidwayIsFinished(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(root, "f", ".*hearth-restore-*")); len(leftovers) > 0 {
 		t.Fatalf("temporary files left: %v", leftovers)
 	}
-	if again, _ := s2.Recover(ctx); len(again) != 0 {
+	if again, _ := s2.Recover(ctx, nil); len(again) != 0 {
 		t.Fatalf("the journal stayed: %+v", again)
 	}
 }

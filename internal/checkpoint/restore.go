@@ -32,12 +32,21 @@ type Problem struct {
 	Reason string `json:"reason"`
 }
 
-// journal is the record of a restore, written before it changes anything.
+// journal is the record of a restore, written before it changes anything,
+// and again, Applied, once it has: a restore interrupted before is
+// applied again by Recover; one interrupted after (before the caller
+// recorded it) is only recorded, never applied over what came since.
 type journal struct {
-	ID    string          `json:"id"`
-	Tree  string          `json:"tree"`
-	Paths []string        `json:"paths"`
-	Note  json.RawMessage `json:"note,omitempty"`
+	ID    string   `json:"id"`
+	Tree  string   `json:"tree"`
+	Paths []string `json:"-"`
+	// RawPaths are Paths as bytes: JSON strings would mangle a name that
+	// is not UTF-8.
+	RawPaths [][]byte        `json:"paths"`
+	Note     json.RawMessage `json:"note,omitempty"`
+	Applied  bool            `json:"applied,omitempty"`
+	Done     []string        `json:"done,omitempty"`
+	Failed   []Problem       `json:"failed,omitempty"`
 }
 
 // Pending is a restore that was interrupted (the process died) and that
@@ -45,6 +54,9 @@ type journal struct {
 type Pending struct {
 	// Note is what the caller gave Restore.
 	Note json.RawMessage
+	// Reapplied says the restore was applied again (it had not finished);
+	// otherwise it had, and only its record was missing.
+	Reapplied bool
 	Restored
 }
 
@@ -58,6 +70,11 @@ var testHookRestored func(rel string)
 // removed (when empty). note is kept in the restore's journal and handed
 // back by Recover should the process die before Done. Paths over the size
 // cap, and paths Options.Skip names, are not restored (Failed says so).
+// Once it has begun changing files it finishes, whatever ctx says: a
+// restore is not left half-made.
+//
+// The caller holds Lock, and keeps it until it has recorded the restore
+// and called Done.
 func (s *Store) Restore(ctx context.Context, tree string, paths []string, note json.RawMessage) (Restored, error) {
 	target, err := s.Files(tree)
 	if err != nil {
@@ -71,21 +88,27 @@ func (s *Store) Restore(ctx context.Context, tree string, paths []string, note j
 			}
 		}
 	}
-	unlock, err := s.lock()
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return Restored{}, err
 	}
-	defer unlock()
 	var id [8]byte
 	rand.Read(id[:])
 	j := journal{ID: hex.EncodeToString(id[:]), Tree: tree, Paths: append([]string(nil), paths...), Note: note}
 	if err := s.writeJournal(j); err != nil {
 		return Restored{}, err
 	}
-	r := s.apply(ctx, target, j.Paths)
+	r := s.apply(context.WithoutCancel(ctx), target, j.Paths)
 	r.Journal = j.ID
+	j.Applied, j.Done, j.Failed = true, r.Done, r.Failed
+	if err := s.writeJournal(j); err != nil {
+		s.log.Warn("checkpoints: marking a restore applied", "error", err)
+	}
 	return r, nil
 }
+
+// Lock takes the store for a restore (or a prune), across processes:
+// snapshots wait for it, and so do other restores.
+func (s *Store) Lock() (unlock func(), err error) { return s.lock() }
 
 // Done forgets a finished restore's journal: the caller has recorded it.
 func (s *Store) Done(journalID string) error {
@@ -96,14 +119,21 @@ func (s *Store) Done(journalID string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("checkpoints: removing a restore's journal: %w", err)
 	}
-	return nil
+	return syncDir(filepath.Join(s.dir, "journal"))
 }
 
 // Recover finishes the restores that a process began and did not finish
-// (it died): each path is brought to its state in the snapshot again,
-// which is harmless for those it had done. The caller records each, then
-// calls Done.
-func (s *Store) Recover(ctx context.Context) ([]Pending, error) {
+// (it died): one that had not finished is applied again — each path
+// brought to its state in the snapshot, which is harmless for those it had
+// done — and one that had is only handed back, to be recorded. recorded,
+// if set, says whether the caller has recorded a restore already (its
+// journal is then just removed). The caller records each, then calls Done.
+func (s *Store) Recover(ctx context.Context, recorded func(note json.RawMessage, journalID string) bool) ([]Pending, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	dir := filepath.Join(s.dir, "journal")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -116,28 +146,45 @@ func (s *Store) Recover(ctx context.Context) ([]Pending, error) {
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
-			return out, fmt.Errorf("checkpoints: reading the restore journal: %w", err)
+			s.log.Warn("a restore journal cannot be read: left as it is", "file", filepath.Join(dir, e.Name()), "error", err)
+			continue
 		}
 		var j journal
-		if err := json.Unmarshal(data, &j); err != nil || j.ID+".json" != e.Name() || !validHash(j.Tree, false) {
+		err = json.Unmarshal(data, &j)
+		for _, p := range j.RawPaths {
+			j.Paths = append(j.Paths, string(p))
+		}
+		if err != nil || j.ID+".json" != e.Name() || !validHash(j.Tree, false) {
 			// A journal is renamed into place whole: this one is not
 			// Hearth's, or damaged. It is left for a person to look at.
 			s.log.Warn("a restore journal cannot be read: left as it is", "file", filepath.Join(dir, e.Name()), "error", err)
 			continue
 		}
+		if recorded != nil && recorded(j.Note, j.ID) {
+			if err := s.Done(j.ID); err != nil {
+				return out, err
+			}
+			continue
+		}
+		if j.Applied {
+			out = append(out, Pending{Note: j.Note, Restored: Restored{Journal: j.ID, Done: j.Done, Failed: j.Failed}})
+			continue
+		}
 		target, err := s.Files(j.Tree)
 		if err != nil {
-			return out, fmt.Errorf("checkpoints: finishing an interrupted restore: %w", err)
-		}
-		unlock, err := s.lock()
-		if err != nil {
-			return out, err
+			// Its snapshot cannot be read: the restore cannot be finished,
+			// and Hearth must still start. Left for a person to look at.
+			s.log.Warn("an interrupted restore cannot be finished: its snapshot cannot be read", "journal", j.ID, "error", err)
+			continue
 		}
 		r := s.apply(ctx, target, j.Paths)
 		s.removeTemps(j.Paths)
-		unlock()
 		r.Journal = j.ID
-		out = append(out, Pending{Note: j.Note, Restored: r})
+		j.Applied, j.Done, j.Failed = true, r.Done, r.Failed
+		if err := s.writeJournal(j); err != nil {
+			s.log.Warn("checkpoints: marking a restore applied", "error", err)
+		}
+		out = append(out, Pending{Note: j.Note, Reapplied: true, Restored: r})
 	}
 	return out, nil
 }
@@ -148,7 +195,7 @@ func (s *Store) removeTemps(paths []string) {
 	byDir := map[string][]string{}
 	for _, p := range paths {
 		d := path.Dir(p)
-		byDir[d] = append(byDir[d], "."+path.Base(p)+".hearth-restore-")
+		byDir[d] = append(byDir[d], tempPrefix(path.Base(p)))
 	}
 	root, err := os.OpenRoot(s.root)
 	if err != nil {
@@ -184,6 +231,10 @@ func (s *Store) removeTemps(paths []string) {
 }
 
 func (s *Store) writeJournal(j journal) error {
+	j.RawPaths = make([][]byte, len(j.Paths))
+	for i, p := range j.Paths {
+		j.RawPaths[i] = []byte(p)
+	}
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -210,13 +261,19 @@ func (s *Store) writeJournal(j journal) error {
 	return nil
 }
 
-// lock takes the store for one restore at a time, across processes.
-func (s *Store) lock() (func(), error) {
+// lock takes the store for one restore (or prune) at a time, across
+// processes; shared, it lets snapshots run together, and keeps restores
+// and prunes out.
+func (s *Store) lock(shared ...bool) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: locking the store: %w", err)
 	}
-	if err := lockFile(f); err != nil {
+	take := lockFile
+	if len(shared) > 0 && shared[0] {
+		take = lockFileShared
+	}
+	if err := take(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("checkpoints: locking the store: %w", err)
 	}
@@ -278,7 +335,9 @@ func (s *Store) apply(ctx context.Context, target Files, paths []string) Restore
 			fail(p, removeReason(err, isDir))
 		}
 	}
-	// What the snapshot has, parents first.
+	// What the snapshot has, parents first; the folders' modes last,
+	// deepest first (a read-only folder gets its files first).
+	var chmods []string
 	for _, p := range paths {
 		if failed[p] {
 			continue
@@ -299,7 +358,10 @@ func (s *Store) apply(ctx context.Context, target Files, paths []string) Restore
 			fail(p, fmt.Sprintf("not kept: it was %s, over the checkpoint size cap of %s", size(want.Size), size(s.opts.MaxFileSize)))
 			continue
 		case Dir:
-			err = fo.mkdir(p, want.Perm)
+			err = fo.mkdir(p)
+			if err == nil {
+				chmods = append(chmods, p)
+			}
 		case File, Link:
 			var data []byte
 			data, err = s.readObject(want.Hash)
@@ -315,6 +377,12 @@ func (s *Store) apply(ctx context.Context, target Files, paths []string) Restore
 		}
 		r.Done = append(r.Done, p)
 		s.restoredHook(p)
+	}
+	for i := len(chmods) - 1; i >= 0; i-- {
+		p := chmods[i]
+		if err := fo.chmod(p, target[p].Perm); err != nil {
+			fail(p, err.Error())
+		}
 	}
 	return r
 }

@@ -219,6 +219,10 @@ type lastWalk struct {
 // snapshot is its system calls, which overlap.
 const walkers = 8
 
+// racyMargin is how far a file's time may lag the clock a snapshot starts
+// by (the kernel's coarse clock ticks every few milliseconds).
+const racyMargin = 50 * time.Millisecond
+
 func (w *walker) count(files int, bytes, stored int64, hashed int) {
 	w.mu.Lock()
 	w.snap.Files += files
@@ -293,13 +297,18 @@ func (s *Store) SnapshotAll(ctx context.Context, force []string) (Snapshot, erro
 func (s *Store) snapshot(ctx context.Context, force []string, all bool) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.checkGeneration()
 	if !all {
 		snap, ok, err := s.incremental(ctx, force)
 		if ok || err != nil {
 			return snap, err
 		}
 	}
-	start := time.Now().UnixNano()
+	// File times come from a coarser clock than time.Now: a file written
+	// just before the walk may bear a time after its start. Those within
+	// the margin are read again next time (the index does not trust
+	// them).
+	start := time.Now().Add(-racyMargin).UnixNano()
 	root, err := os.OpenRoot(s.root)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("checkpoints: opening the workspace: %w", err)
@@ -398,6 +407,12 @@ func (w *walker) dir(rel string, inherited []gitignore.Pattern, onlyForced bool)
 	name := rel
 	if name == "" {
 		name = "."
+	}
+	if strings.Count(rel, "/") >= maxDepth-2 {
+		// Deeper than a tree is read back: not kept, and said.
+		w.unsupported(rel + "/")
+		h, _, err := w.put(encodeTree(nil))
+		return h, err
 	}
 	if !onlyForced {
 		w.watch.add(w.s.root, rel)
@@ -610,4 +625,29 @@ func (w *walker) file(p string, fi fs.FileInfo, perm fs.FileMode) (Entry, bool, 
 		w.indexed(p, st)
 	}
 	return Entry{Kind: File, Perm: ofi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), Size: n, Hash: h}, true, nil
+}
+
+// ignoredIn reports whether the snapshot files left p out by its ignore
+// files: those on the way to p as the snapshot kept them, and the
+// repository's exclude file.
+func (s *Store) ignoredIn(files Files, p string) bool {
+	var patterns []gitignore.Pattern
+	if data, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude")); err == nil && len(data) <= maxIgnoreFile {
+		patterns = appendPatterns(nil, data, nil)
+	}
+	comps := strings.Split(p, "/")
+	for i := range comps {
+		dir := strings.Join(comps[:i], "/")
+		for _, n := range ignoreFiles {
+			if e, ok := files[join(dir, n)]; ok && e.Kind == File && e.Size <= maxIgnoreFile {
+				if data, err := s.readObject(e.Hash); err == nil {
+					patterns = appendPatterns(patterns, data, comps[:i:i])
+				}
+			}
+		}
+		if gitignore.NewMatcher(patterns).Match(comps[:i+1], i < len(comps)-1) {
+			return true
+		}
+	}
+	return false
 }

@@ -69,6 +69,7 @@ type Store struct {
 	watch *watcher         // what changed since the last walk (Linux)
 	last  *lastWalk        // what the last walk found
 	walks int              // snapshots that walked everything (tests)
+	gen   string           // the prune generation the caches are of
 
 	objMu sync.Mutex
 	have  map[string]bool // objects known to exist
@@ -301,4 +302,28 @@ func relTo(root, p string) (string, bool) {
 		return "", true
 	}
 	return filepath.ToSlash(rel), true
+}
+
+func (s *Store) genPath() string { return filepath.Join(s.dir, "generation") }
+
+// checkGeneration drops what the store remembers of its objects when a
+// prune (of this process or another) removed some since; s.mu is held.
+func (s *Store) checkGeneration() {
+	data, _ := os.ReadFile(s.genPath())
+	if string(data) == s.gen {
+		return
+	}
+	s.gen = string(data)
+	s.objMu.Lock()
+	clear(s.have)
+	s.objMu.Unlock()
+	s.index, s.last = nil, nil
+	clear(s.trees)
+}
+
+// Generation names the last prune of the store: a plan made before a
+// prune may name objects it removed.
+func (s *Store) Generation() string {
+	data, _ := os.ReadFile(s.genPath())
+	return string(data)
 }

@@ -26,6 +26,9 @@ func sysStat(fi fs.FileInfo) (ctime int64, ino uint64) {
 // lockFile takes an exclusive lock on f (flock), waiting for it.
 func lockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }
 
+// lockFileShared takes a shared lock on f (flock), waiting for it.
+func lockFileShared(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_SH) }
+
 // unlockFile releases lockFile's lock.
 func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 

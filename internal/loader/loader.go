@@ -96,6 +96,9 @@ type Loaded struct {
 	Store session.Store
 	// Warnings are what Options.Warn was given.
 	Warnings []string
+
+	// checkpointsOff says why checkpoints are off ("" when they are on).
+	checkpointsOff string
 }
 
 // ConfigError is a problem the user fixes in flags, environment or config
@@ -243,6 +246,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	if cfg.Compression > 0 {
 		l.Config.CompressAt = cfg.Compression
 	}
+	l.checkpoints(o, cfg, wsp.Root())
 	if !o.NoStore {
 		if l.Store, err = OpenStore(ctx, cfg, o.Paths, o.Getenv, o.Log); err != nil {
 			return nil, err
@@ -250,6 +254,53 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 		l.Config.Store = l.Store
 	}
 	return l, nil
+}
+
+// checkpoints sets where and whether snapshots of the workspace are kept:
+// in the data directory (checkpoint stores go below its checkpoints/, one
+// per workspace), as the user's [checkpoints] says.
+func (l *Loaded) checkpoints(o Options, cfg *config.Config, root string) {
+	c := &l.Config
+	c.CheckpointMaxFileSize = cfg.Checkpoints.MaxFileSize
+	if !cfg.Checkpoints.On() {
+		c.NoCheckpoints = true
+		l.checkpointsOff = "checkpoints are off in your config ([checkpoints] enabled = false in " + userFile(o.Paths) + ")"
+		return
+	}
+	if o.Paths.DataDir == "" {
+		return // a temporary store, for as long as the agent lives
+	}
+	data, err := filepath.Abs(o.Paths.DataDir)
+	if err != nil {
+		data = o.Paths.DataDir
+	}
+	if real, err := filepath.EvalSymlinks(data); err == nil {
+		data = real
+	}
+	if data == root || strings.HasPrefix(data, root+string(filepath.Separator)) {
+		// The snapshots would be snapshotted, and the store refuses it.
+		c.NoCheckpoints = true
+		l.checkpointsOff = fmt.Sprintf("checkpoints are off: Hearth's data directory %s is inside the workspace", o.Paths.DataDir)
+		l.warn(o, fmt.Sprintf("Checkpoints are off: Hearth's data directory (%s) is inside the workspace, so nothing the agent changes can be undone; set HEARTH_HOME or XDG_DATA_HOME to a directory outside it.", o.Paths.DataDir))
+		return
+	}
+	c.Checkpoints = o.Paths.DataDir
+}
+
+// CheckpointsOff says why the agent keeps no checkpoints ("" when it
+// keeps them), as a phrase for an error message.
+func (l *Loaded) CheckpointsOff() string { return l.checkpointsOff }
+
+// userFile names the user's config file for messages, with ~ for the home
+// directory.
+func userFile(p config.Paths) string {
+	f := p.UserFile()
+	if p.Home != "" {
+		if rest, ok := strings.CutPrefix(f, p.Home+string(filepath.Separator)); ok {
+			return filepath.Join("~", rest)
+		}
+	}
+	return f
 }
 
 // Start loads the configuration and builds the agent from it: what each of

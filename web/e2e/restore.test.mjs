@@ -104,7 +104,7 @@ test('undo, redo and rewind: each previewed, then made; the files on disk follow
   await page.context().close();
 });
 
-test('fork from an answer opens a new session holding the conversation up to there', async () => {
+test('fork from an answer opens a new session holding the conversation up to there; its first prompt rewinds to the start', async () => {
   const page = await open(browser);
   await newChat(page);
   const word = uid();
@@ -125,6 +125,17 @@ test('fork from an answer opens a new session holding the conversation up to the
   const { body } = await api('GET', `/v1/sessions/${fork}`);
   assert.equal(body.fork_of, id);
   assert.equal(body.messages.length, 2);
+
+  // Before its first prompt: the fork starts again, the prompt in the box.
+  const prompt = messages(page, 'user').first();
+  await prompt.hover();
+  await prompt.getByRole('button', { name: 'Rewind to before this' }).click();
+  const rewind = page.getByRole('dialog');
+  await hasText(rewind.locator('[data-testid="restore-conversation"]'), 'loses the 2 messages');
+  await confirm(rewind, 'Rewind');
+  await until(async () => (await messages(page).count()) === 0, 'no message is left');
+  assert.equal(await messageBox(page).inputValue(), `fork me ${word}`);
+  assert.equal((await api('GET', `/v1/sessions/${fork}`)).body.messages.length, 0);
   await page.context().close();
 });
 

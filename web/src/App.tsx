@@ -478,8 +478,10 @@ export function App() {
   const hasCheckpoints = checkpoints.length > 0 || turns.turns.some((t) => t.blocks.some((b) => b.kind === 'tool' && b.checkpoint !== undefined))
   const rewind = (through: number, where: 'before' | 'here', prompt?: string) => () => setRestoreAction({ kind: 'rewind', through, where, prompt })
   const fork = (through: number) => () => setRestoreAction({ kind: 'fork', through })
-  // The seq of the message before the one drawn next ("Rewind to before this").
-  let prev: number | undefined
+  // The seq of the message before the one drawn next ("Rewind to before
+  // this"): 0 before the first (the start of the session); none after a
+  // summary.
+  let prev: number | undefined = 0
   const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
 

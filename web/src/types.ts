@@ -202,6 +202,8 @@ export interface RestoreOptions {
 /** The body of POST …/rewind: through (a message's seq) or checkpoint. */
 export interface RewindRequest extends RestoreOptions {
   through?: number
+  /** To the start of the session: no message left, the files as before it changed any. */
+  start?: boolean
   checkpoint?: number
   files_only?: boolean
   conversation_only?: boolean

@@ -98,11 +98,32 @@ describe('RestoreDialog', () => {
     expect((button('Undo') as HTMLButtonElement).disabled).toBe(true)
   })
 
-  it('a preview that changes nothing cannot be confirmed', async () => {
-    open({ kind: 'undo' }, () => result())
+  it('a rewind that changes nothing cannot be confirmed', async () => {
+    open({ kind: 'rewind', through: 2, where: 'here' }, () => result({ op: 'rewind', conversation: { through: 2, removed: 0 } }))
     await preview()
     expect(screen.getByText('Nothing would change.')).toBeTruthy()
-    expect((button('Undo') as HTMLButtonElement).disabled).toBe(true)
+    expect((button('Rewind') as HTMLButtonElement).disabled).toBe(true)
+  })
+
+  it('an undo whose files are already back is still made, so that the next goes to the turn before', async () => {
+    const { calls, onDone } = open({ kind: 'undo' }, () => result({ turn: 5 }))
+    await preview()
+    expect(screen.getByTestId('restore-preview').textContent).toContain('Undo it all the same to go on to the turn before')
+    await act(async () => fireEvent.click(button('Undo')))
+    expect(calls[1]).toEqual(['undo', {}])
+    expect(onDone).toHaveBeenCalledTimes(1)
+  })
+
+  it('rewind to before the first prompt goes to the start of the session', async () => {
+    const { calls } = open({ kind: 'rewind', through: 0, where: 'before', prompt: 'first' }, () =>
+      result({ op: 'rewind', files: [{ path: 'one.txt', action: 'delete' }], conversation: { through: 0, removed: 4 } }),
+    )
+    await preview()
+    await act(async () => fireEvent.click(button('Rewind')))
+    expect(calls).toEqual([
+      ['rewind', { start: true, dry_run: true }],
+      ['rewind', { start: true }],
+    ])
   })
 
   it('rewind: what the conversation loses, and the choice of files, conversation or both asks again', async () => {

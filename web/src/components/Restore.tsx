@@ -20,7 +20,10 @@ import { Icon } from './Icon'
 export type RestoreAction =
   | { kind: 'undo' }
   | { kind: 'redo' }
-  /** through: the message to rewind to; prompt: the one taken back ("before"), for the message box. */
+  /**
+   * through: the message to rewind to (0: the start of the session);
+   * prompt: the one taken back ("before"), for the message box.
+   */
   | { kind: 'rewind'; through: number; where: 'before' | 'here'; prompt?: string }
   | { kind: 'fork'; through: number }
 
@@ -68,7 +71,7 @@ export function RestoreDialog({
         return client.redo(sessionId, opts)
       case 'rewind':
         return client.rewind(sessionId, {
-          through: action.through,
+          ...(action.through > 0 ? { through: action.through } : { start: true }),
           ...(scope === 'files' ? { files_only: true } : scope === 'conversation' ? { conversation_only: true } : {}),
           ...opts,
         })
@@ -127,7 +130,9 @@ export function RestoreDialog({
 
   const conflicts = preview?.conflicts ?? []
   const blocked = loading || applying || (!!problem && !(kind === 'fork' && !forkFiles))
-  const nothing = !!preview && kind !== 'fork' && nothingChanges(preview)
+  // (An undo or a redo that changes no file is still made: the next one
+  // goes to the turn before.)
+  const nothing = !!preview && kind === 'rewind' && nothingChanges(preview)
   const conflicted = new Set(conflicts)
 
   return (
@@ -221,6 +226,12 @@ export function RestoreDialog({
             <h3>Conversation</h3>
             <p data-testid="restore-conversation">{conversationText(kind, preview)}</p>
             {nothing && <p className="muted">Nothing would change.</p>}
+            {!!preview && (kind === 'undo' || kind === 'redo') && preview.files.length === 0 && !preview.failed?.length && (
+              <p className="muted">
+                The files are already as the {kind} would make them. {kind === 'undo' ? 'Undo' : 'Redo'} it all the same to go on to the turn{' '}
+                {kind === 'undo' ? 'before' : 'after'}.
+              </p>
+            )}
           </section>
         )}
         {kind === 'fork' && !forkFiles && !problem && <p>{conversationText('fork')} The files stay as they are.</p>}
