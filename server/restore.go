@@ -281,16 +281,8 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	if !s.checkTarget(w, ctx, id, body.Through, 0) || !s.notRunning(w, ctx, id, "fork") {
 		return
 	}
-	if body.Files {
-		// The files change: no turn may start in the session meanwhile,
-		// here or on another server.
-		unlock, err := s.store.Lock(ctx, id)
-		if err != nil {
-			s.restoreError(w, id, "fork", err)
-			return
-		}
-		defer unlock()
-	}
+	// With the files, Fork holds the session (and its lock in the store)
+	// while they change: no turn starts meanwhile, here or elsewhere.
 	res, err := s.agent.Session(id).Fork(ctx, req)
 	if err != nil {
 		if res != nil {

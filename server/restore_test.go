@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -362,11 +363,15 @@ func TestRestoreWhileATurnRuns(t *testing.T) {
 	if !checkpoint {
 		t.Error("no checkpoint event before the edit tool ran")
 	}
-	// Once it has ended, a preview works.
+	// Once it has ended the session is free: its turn changed no file
+	// (write_note keeps its note in the test), so there is nothing to undo.
+	if status, code, msg := f.errorCode(f.request("POST", base+"/undo", map[string]any{"dry_run": true})); status != http.StatusConflict || code != "nothing_to_undo" {
+		t.Errorf("undo after the turn: %d %s %s", status, code, msg)
+	}
 	var res restoreAnswerJSON
-	f.call("POST", base+"/undo", map[string]any{"dry_run": true}, http.StatusOK, &res)
-	if res.Turn != 1 || len(res.Files) != 0 {
-		t.Errorf("preview after the turn: %+v", res)
+	f.call("POST", base+"/rewind", map[string]any{"through": 1, "dry_run": true}, http.StatusOK, &res)
+	if res.Conversation == nil || res.Conversation.Removed != 3 {
+		t.Errorf("preview of a rewind after the turn: %+v", res)
 	}
 }
 
@@ -380,9 +385,10 @@ func TestForkOverHTTP(t *testing.T) {
 
 	var fork forkJSON
 	resp := f.send(f.request("POST", "/v1/sessions/"+id+"/fork", map[string]any{"through": 4, "files": true, "title": "Only one"}))
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("fork: %d", resp.StatusCode)
+		t.Fatalf("fork: %d %s", resp.StatusCode, body)
 	}
 	loc := resp.Header.Get("Location")
 	f.call("GET", loc, nil, http.StatusOK, &fork.sessionJSON)
