@@ -63,7 +63,7 @@ type activity struct {
 	told    map[string]bool // the refusal sentences said
 	// tooLarge are the files checkpoints could not keep, said once each.
 	tooLarge map[string]bool
-	usage   struct{ in, out, calls int }
+	usage    struct{ in, out, calls int }
 }
 
 // callView is one tool call in the view.
