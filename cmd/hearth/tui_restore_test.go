@@ -63,7 +63,7 @@ func TestTUIUndoRedoRewind(t *testing.T) {
 	}
 	files("after the preview", "second draft\n", "ship it\n", "<none>")
 	s.keys("y")
-	sc = s.waitText("Undid turn 1 “update the notes”: 2 files restored.")
+	s.waitText("Undid turn 1 “update the notes”: 2 files restored.")
 	files("after /undo", "first draft\n", "<none>", "<none>")
 
 	s.send("/redo")

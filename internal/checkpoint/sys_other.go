@@ -13,5 +13,5 @@ func sysStat(fs.FileInfo) (int64, uint64) { return 0, 0 }
 
 func lockFile(*os.File) error       { return nil }
 func lockFileShared(*os.File) error { return nil }
-func unlockFile(*os.File) error { return nil }
-func syncDir(string) error      { return nil }
+func unlockFile(*os.File) error     { return nil }
+func syncDir(string) error          { return nil }
