@@ -74,7 +74,11 @@ func (s *Store) incremental(ctx context.Context, force []string) (Snapshot, bool
 			return Snapshot{}, ok, err
 		}
 	}
-	tree, err := buildTree(files, w.put)
+	changed := append([]string(nil), dirs...)
+	for f := range forced {
+		changed = append(changed, path.Dir(f))
+	}
+	tree, err := rebuildTree(files, changed, w.put)
 	if err != nil {
 		return Snapshot{}, false, err
 	}
@@ -82,9 +86,11 @@ func (s *Store) incremental(ctx context.Context, force []string) (Snapshot, bool
 		return Snapshot{}, false, err
 	}
 	if w.dirty {
-		next.At = old.At
-		s.saveIndex(next)
+		// Saved by the next walk, or Close: a stale index on disk only
+		// makes the next process read again the files that changed.
+		s.indexDirty = true
 	}
+	next.At = old.At
 	s.index = next
 	s.last = &lastWalk{tree: tree, files: files, patterns: last.patterns}
 	snap := s.summary(tree, files, w.snap.Unsupported)

@@ -95,7 +95,13 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 			delete(next, p)
 		}
 	}
-	tree, err := buildTree(next, w.put)
+	var dirs []string
+	for _, p := range paths {
+		if p = cleanRel(p); p != "" {
+			dirs = append(dirs, path.Dir(p))
+		}
+	}
+	tree, err := rebuildTree(next, dirs, w.put)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -188,4 +194,75 @@ func (s *Store) treeOf(files Files) (string, error) {
 		own[p] = e
 	}
 	return buildTree(own, s.putObject)
+}
+
+// rebuildTree is buildTree for a snapshot that differs from the last in
+// the folders dirs (and the folders above them) alone: only those trees
+// are encoded again; the others keep the hashes files has for them.
+func rebuildTree(files Files, dirs []string, put func([]byte) (string, bool, error)) (string, error) {
+	redo := map[string]bool{"": true}
+	for _, d := range dirs {
+		if d == "." {
+			d = ""
+		}
+		if d != "" {
+			redo[d] = true
+		}
+		for _, p := range parentDirs(d + "/x") {
+			redo[p] = true
+		}
+	}
+	children := make(map[string][]treeEntry, len(redo))
+	for d := range redo {
+		children[d] = nil
+	}
+	for p, e := range files {
+		parent := path.Dir(p)
+		if parent == "." {
+			parent = ""
+		}
+		if redo[parent] {
+			children[parent] = append(children[parent], treeEntry{Name: path.Base(p), Entry: e})
+		}
+	}
+	order := make([]string, 0, len(redo))
+	for d := range redo {
+		if e, ok := files[d]; d != "" && (!ok || e.Kind != Dir) {
+			continue // gone, or not a folder: its parent is rebuilt without it
+		}
+		order = append(order, d)
+	}
+	depth := func(d string) int {
+		if d == "" {
+			return 0
+		}
+		return strings.Count(d, "/") + 1
+	}
+	sort.Slice(order, func(i, j int) bool { return depth(order[i]) > depth(order[j]) })
+	hashes := map[string]string{}
+	for _, d := range order {
+		entries := children[d]
+		for i := range entries {
+			if entries[i].Kind != Dir {
+				continue
+			}
+			child := join(d, entries[i].Name)
+			if h, ok := hashes[child]; ok {
+				entries[i].Hash = h
+			} else if !validHash(entries[i].Hash, false) {
+				return buildTree(files, put) // a folder whose tree is not known
+			}
+		}
+		h, _, err := put(encodeTree(entries))
+		if err != nil {
+			return "", err
+		}
+		hashes[d] = h
+		if d != "" {
+			e := files[d]
+			e.Hash = h
+			files[d] = e
+		}
+	}
+	return hashes[""], nil
 }

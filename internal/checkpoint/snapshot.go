@@ -338,8 +338,9 @@ func (s *Store) snapshot(ctx context.Context, force []string, all bool) (Snapsho
 	if err := w.flush(); err != nil {
 		return Snapshot{}, err
 	}
-	if w.dirty || len(w.next.Files) != len(w.old.Files) {
+	if w.dirty || s.indexDirty || len(w.next.Files) != len(w.old.Files) {
 		s.saveIndex(w.next)
+		s.indexDirty = false
 	} else {
 		// Unchanged: the index on disk stays, with the time of the
 		// snapshot that wrote it (files modified since are read again).

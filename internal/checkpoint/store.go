@@ -71,6 +71,8 @@ type Store struct {
 	walks int              // snapshots that walked everything (tests)
 	gen   string           // the prune generation the caches are of
 
+	indexDirty bool // the index in memory is newer than on disk
+
 	objMu sync.Mutex
 	have  map[string]bool // objects known to exist
 }
@@ -120,6 +122,10 @@ func Open(dir, root string, opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.indexDirty && s.index != nil {
+		s.saveIndex(s.index)
+		s.indexDirty = false
+	}
 	s.watch.close()
 	s.watch, s.last = nil, nil
 	return nil
