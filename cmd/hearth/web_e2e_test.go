@@ -54,16 +54,16 @@ func TestWebUI(t *testing.T) {
 	runWebUI(t, nil, nil)
 }
 
-// TestWebUIOnPostgres runs the web UI's tests of sessions, chat, tools and
-// cancel against a server whose sessions are in PostgreSQL: the UI works
-// the same on either store.
+// TestWebUIOnPostgres runs the web UI's tests of sessions, chat, tools,
+// cancel and restores (undo, rewind, fork, archive) against a server whose
+// sessions are in PostgreSQL: the UI works the same on either store.
 func TestWebUIOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds hearth and drives Chromium")
 	}
 	webPrereqs(t)
 	runWebUI(t, []string{"HEARTH_DATABASE_URL=" + pgtest.URL(t)},
-		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs"})
+		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs", "restore.test.mjs"})
 }
 
 // runWebUI runs the web UI's Playwright tests (only files, when given)
