@@ -124,7 +124,7 @@ func cloneSet(m map[int]bool) map[int]bool {
 }
 
 // buildTimeline reads records (in order); now is the files as they are.
-func buildTimeline(recs []session.Checkpoint, now Files, load loader) (*timeline, error) {
+func buildTimeline(recs []session.Checkpoint, now Files, load loader, lookup func(tree, p string) (Entry, bool, error)) (*timeline, error) {
 	tl := &timeline{recs: recs, undone: map[int]bool{}, forced: map[string]bool{}, backfill: map[string]backfilled{},
 		now: now, load: load, files: map[int]Files{}}
 	seenTurn := map[int]bool{}
@@ -144,25 +144,22 @@ func buildTimeline(recs []session.Checkpoint, now Files, load loader) (*timeline
 			}
 			tl.states = append(tl.states, state{rec: i, tree: c.Tree, user: user, undone: cloneSet(tl.undone)})
 			lastTurn = c.Turn
-			var files Files // this state's own snapshot, read once
 			for _, f := range readForce(c) {
 				if f = cleanRel(f); f == "" || tl.forced[f] {
 					continue
 				}
 				tl.forced[f] = true
-				if files == nil {
-					var err error
-					if files, err = load(c.Tree); err != nil {
-						return nil, err
-					}
-				}
 				// With the folders on the way, which an ignored one left
-				// out too.
+				// out too. Only the trees on the way are read.
 				for _, q := range append(parentDirs(f), f) {
 					if _, done := tl.backfill[q]; done {
 						continue
 					}
-					if e, ok := files[q]; ok {
+					e, ok, err := lookup(c.Tree, q)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
 						tl.backfill[q] = backfilled{state: len(tl.states) - 1, entry: e}
 					}
 				}
@@ -378,9 +375,9 @@ type Plan struct {
 // plan works out a restore from the session's records and the files now
 // (snapshot tree now). ignored reports whether a path was left out of a
 // snapshot by its ignore files.
-func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, treeOf func(Files) (string, error),
-	ignored func(Files, string) bool, op Op, through int, to int64, maxSize int64) (*Plan, error) {
-	tl, err := buildTimeline(recs, now, load)
+func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, lookup func(tree, p string) (Entry, bool, error),
+	treeOf func(Files) (string, error), ignored func(Files, string) bool, op Op, through int, to int64, maxSize int64) (*Plan, error) {
+	tl, err := buildTimeline(recs, now, load, lookup)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 )
 
@@ -332,4 +334,33 @@ func (s *Store) checkGeneration() {
 func (s *Store) Generation() string {
 	data, _ := os.ReadFile(s.genPath())
 	return string(data)
+}
+
+// lookup returns path p's entry in the snapshot tree, reading only the
+// trees on the way to it.
+func (s *Store) lookup(tree, p string) (Entry, bool, error) {
+	h := tree
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		data, err := s.readObject(h)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		entries, err := decodeTree(data)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("checkpoints: tree %s: %w", h[:12], err)
+		}
+		j := sort.Search(len(entries), func(k int) bool { return entries[k].Name >= c })
+		if j == len(entries) || entries[j].Name != c {
+			return Entry{}, false, nil
+		}
+		if i == len(comps)-1 {
+			return entries[j].Entry, true, nil
+		}
+		if entries[j].Kind != Dir {
+			return Entry{}, false, nil
+		}
+		h = entries[j].Hash
+	}
+	return Entry{}, false, nil
 }
