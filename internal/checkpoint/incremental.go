@@ -33,7 +33,17 @@ func (s *Store) incremental(ctx context.Context, force []string) (Snapshot, bool
 			forced[f] = true
 		}
 	}
-	if len(dirty) == 0 && !newForced(forced, last.files) {
+	// What inotify does not see: the repository's exclude file (in .git,
+	// not watched), a path kept by the last walk that is no longer forced.
+	if s.excludeStat() != last.exclude {
+		return Snapshot{}, false, nil
+	}
+	for f := range last.forced {
+		if !forced[f] {
+			return Snapshot{}, false, nil
+		}
+	}
+	if len(dirty) == 0 && !newForced(forced, last.files) && len(last.linked) == 0 {
 		// Nothing changed that the watcher saw; forced paths in ignored
 		// folders (not watched) are looked at below all the same.
 		if !anyForcedUnwatched(forced, last) {
@@ -69,13 +79,18 @@ func (s *Store) incremental(ctx context.Context, force []string) (Snapshot, bool
 			return Snapshot{}, ok, err
 		}
 	}
-	for f := range forced {
+	// Forced paths (in ignored folders, not watched), and files with
+	// other hard links (changed through another name, no event here).
+	for _, f := range append(sortedKeys(forced), last.linked...) {
 		if ok, err := w.restat(f, files); err != nil || !ok {
 			return Snapshot{}, ok, err
 		}
 	}
 	changed := append([]string(nil), dirs...)
 	for f := range forced {
+		changed = append(changed, path.Dir(f))
+	}
+	for _, f := range last.linked {
 		changed = append(changed, path.Dir(f))
 	}
 	tree, err := rebuildTree(files, changed, w.put)
@@ -92,7 +107,9 @@ func (s *Store) incremental(ctx context.Context, force []string) (Snapshot, bool
 	}
 	next.At = old.At
 	s.index = next
-	s.last = &lastWalk{tree: tree, files: files, patterns: last.patterns}
+	next2 := *last
+	next2.tree, next2.files, next2.forced = tree, files, forced
+	s.last = &next2
 	snap := s.summary(tree, files, w.snap.Unsupported)
 	snap.Stored, snap.Hashed = w.snap.Stored, w.snap.Hashed
 	return snap, true, nil
@@ -230,20 +247,25 @@ func (w *walker) restat(p string, files Files) (bool, error) {
 	if w.s.skipped(p) {
 		return true, nil
 	}
+	// Every folder on the way, as it is now: one that went, became a
+	// link or changed mode is something a walk must see.
 	for _, d := range parentDirs(p) {
 		e, ok := files[d]
-		if ok && e.Kind == Dir {
-			continue
-		}
 		fi, err := w.root.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && !ok {
 			delete(files, p)
 			return true, nil
 		}
 		if err != nil || !fi.IsDir() {
 			return false, nil
 		}
-		files[d] = Entry{Kind: Dir, Perm: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}
+		perm := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		if ok && (e.Kind != Dir || e.Perm != perm) {
+			return false, nil
+		}
+		if !ok {
+			files[d] = Entry{Kind: Dir, Perm: perm}
+		}
 	}
 	fi, err := w.root.Lstat(p)
 	switch {
@@ -263,4 +285,13 @@ func (w *walker) restat(p string, files Files) (bool, error) {
 		delete(files, p)
 	}
 	return true, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -159,7 +159,7 @@ func (k *Keeper) Plan(ctx context.Context, id string, op Op, through int, to int
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan(recs, snap.Tree, now, k.store.Files, k.store.lookup, k.store.treeOf, k.store.ignoredIn, op, through, to, k.store.opts.MaxFileSize)
+	p, err := plan(recs, snap.Tree, now, k.store.Files, k.store.lookup, k.store.ignoredInTree, k.store.treeOf, k.store.ignoredIn, op, through, to, k.store.opts.MaxFileSize)
 	if err != nil {
 		return nil, err
 	}

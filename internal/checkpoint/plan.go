@@ -124,7 +124,7 @@ func cloneSet(m map[int]bool) map[int]bool {
 }
 
 // buildTimeline reads records (in order); now is the files as they are.
-func buildTimeline(recs []session.Checkpoint, now Files, load loader, lookup func(tree, p string) (Entry, bool, error)) (*timeline, error) {
+func buildTimeline(recs []session.Checkpoint, now Files, load loader, lookup func(tree, p string) (Entry, bool, error), ignoredAt func(tree, p string) bool) (*timeline, error) {
 	tl := &timeline{recs: recs, undone: map[int]bool{}, forced: map[string]bool{}, backfill: map[string]backfilled{},
 		now: now, load: load, files: map[int]Files{}}
 	seenTurn := map[int]bool{}
@@ -149,6 +149,12 @@ func buildTimeline(recs []session.Checkpoint, now Files, load loader, lookup fun
 					continue
 				}
 				tl.forced[f] = true
+				// Only a path the snapshots' ignore files leave out was
+				// left out of the states before because it was not
+				// tracked; a tracked one absent before did not exist.
+				if ignoredAt == nil || !ignoredAt(c.Tree, f) {
+					continue
+				}
 				// With the folders on the way, which an ignored one left
 				// out too. Only the trees on the way are read.
 				for _, q := range append(parentDirs(f), f) {
@@ -376,8 +382,9 @@ type Plan struct {
 // (snapshot tree now). ignored reports whether a path was left out of a
 // snapshot by its ignore files.
 func plan(recs []session.Checkpoint, nowTree string, now Files, load loader, lookup func(tree, p string) (Entry, bool, error),
-	treeOf func(Files) (string, error), ignored func(Files, string) bool, op Op, through int, to int64, maxSize int64) (*Plan, error) {
-	tl, err := buildTimeline(recs, now, load, lookup)
+	ignoredAt func(tree, p string) bool, treeOf func(Files) (string, error), ignored func(Files, string) bool,
+	op Op, through int, to int64, maxSize int64) (*Plan, error) {
+	tl, err := buildTimeline(recs, now, load, lookup, ignoredAt)
 	if err != nil {
 		return nil, err
 	}

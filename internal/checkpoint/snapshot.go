@@ -204,6 +204,7 @@ type walker struct {
 	dirty    bool     // the index changed: a file was read, or one went
 	files    Files    // every path kept, as the walk goes
 	patterns map[string][]gitignore.Pattern
+	linked   []string // files with other hard links (inotify reports a change through one name only)
 }
 
 // lastWalk is what the last snapshot found, kept so that the next one
@@ -213,6 +214,26 @@ type lastWalk struct {
 	files Files
 	// patterns are the ignore patterns in force in each folder walked.
 	patterns map[string][]gitignore.Pattern
+	// forced are the paths the walk kept even if ignored.
+	forced map[string]bool
+	// linked are the files with other hard links: looked at every time.
+	linked []string
+	// exclude is the repository's exclude file as the walk read it.
+	exclude stat
+}
+
+// maxLinked is how many hard-linked files an incremental snapshot looks
+// at each time; with more, every snapshot walks.
+const maxLinked = 256
+
+// excludeStat is the stat of the repository's exclude file (zero when
+// there is none).
+func (s *Store) excludeStat() stat {
+	fi, err := os.Lstat(filepath.Join(s.root, ".git", "info", "exclude"))
+	if err != nil {
+		return stat{}
+	}
+	return statOf(fi)
 }
 
 // walkers is how many folders a snapshot reads at once: the cost of a
@@ -347,8 +368,8 @@ func (s *Store) snapshot(ctx context.Context, force []string, all bool) (Snapsho
 		w.next.At = w.old.At
 	}
 	s.index = w.next
-	if s.watch != nil {
-		s.last = &lastWalk{tree: tree, files: w.files, patterns: w.patterns}
+	if s.watch != nil && len(w.linked) <= maxLinked {
+		s.last = &lastWalk{tree: tree, files: w.files, patterns: w.patterns, forced: w.force, linked: w.linked, exclude: s.excludeStat()}
 	}
 	w.snap.Tree = tree
 	sort.Strings(w.snap.TooLarge)
@@ -567,6 +588,11 @@ func (w *walker) entry(p string, fi fs.FileInfo, patterns []gitignore.Pattern, o
 // inode and mode are as the last snapshot saw them, else by reading it.
 func (w *walker) file(p string, fi fs.FileInfo, perm fs.FileMode) (Entry, bool, error) {
 	st := statOf(fi)
+	if w.files != nil && nlinkOf(fi) > 1 {
+		w.mu.Lock()
+		w.linked = append(w.linked, p)
+		w.mu.Unlock()
+	}
 	if fi.Size() > w.s.opts.MaxFileSize {
 		w.tooLarge(p, fi.Size())
 		return Entry{Kind: Large, Perm: perm, Size: fi.Size()}, true, nil
@@ -628,10 +654,23 @@ func (w *walker) file(p string, fi fs.FileInfo, perm fs.FileMode) (Entry, bool, 
 	return Entry{Kind: File, Perm: ofi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), Size: n, Hash: h}, true, nil
 }
 
+// ignoredInTree is ignoredIn for a snapshot named by its tree, reading
+// only the ignore files on the way to p.
+func (s *Store) ignoredInTree(tree, p string) bool {
+	return s.ignoredBy(func(q string) (Entry, bool) {
+		e, ok, err := s.lookup(tree, q)
+		return e, ok && err == nil
+	}, p)
+}
+
 // ignoredIn reports whether the snapshot files left p out by its ignore
 // files: those on the way to p as the snapshot kept them, and the
 // repository's exclude file.
 func (s *Store) ignoredIn(files Files, p string) bool {
+	return s.ignoredBy(func(q string) (Entry, bool) { e, ok := files[q]; return e, ok }, p)
+}
+
+func (s *Store) ignoredBy(entry func(string) (Entry, bool), p string) bool {
 	var patterns []gitignore.Pattern
 	if data, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude")); err == nil && len(data) <= maxIgnoreFile {
 		patterns = appendPatterns(nil, data, nil)
@@ -640,7 +679,7 @@ func (s *Store) ignoredIn(files Files, p string) bool {
 	for i := range comps {
 		dir := strings.Join(comps[:i], "/")
 		for _, n := range ignoreFiles {
-			if e, ok := files[join(dir, n)]; ok && e.Kind == File && e.Size <= maxIgnoreFile {
+			if e, ok := entry(join(dir, n)); ok && e.Kind == File && e.Size <= maxIgnoreFile {
 				if data, err := s.readObject(e.Hash); err == nil {
 					patterns = appendPatterns(patterns, data, comps[:i:i])
 				}

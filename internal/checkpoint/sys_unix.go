@@ -23,6 +23,15 @@ func sysStat(fi fs.FileInfo) (ctime int64, ino uint64) {
 	return ctimeOf(st), uint64(st.Ino)
 }
 
+// nlinkOf returns a file's number of hard links.
+func nlinkOf(fi fs.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 1
+	}
+	return uint64(st.Nlink)
+}
+
 // lockFile takes an exclusive lock on f (flock), waiting for it.
 func lockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }
 
