@@ -108,24 +108,8 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 	if err := w.flush(); err != nil {
 		return Snapshot{}, err
 	}
-	snap := w.snap
-	snap.Tree = tree
-	snap.Files, snap.Bytes = 0, 0
-	snap.TooLarge = nil
-	for p, e := range next {
-		switch e.Kind {
-		case Link:
-			snap.Files++
-		case File:
-			snap.Files++
-			snap.Bytes += e.Size
-		case Large:
-			snap.Files++
-			snap.Bytes += e.Size
-			snap.TooLarge = append(snap.TooLarge, p)
-		}
-	}
-	sort.Strings(snap.TooLarge)
+	snap := s.summary(tree, next, w.snap.Unsupported)
+	snap.Stored, snap.Hashed = w.snap.Stored, w.snap.Hashed
 	if len(s.trees) > 64 {
 		clear(s.trees)
 	}
@@ -134,56 +118,15 @@ func (s *Store) snapshotPaths(ctx context.Context, prev Files, paths []string) (
 }
 
 // buildTree stores the tree objects of a flattened snapshot with put and
-// returns its root's hash.
+// returns its root's hash: every folder's tree is encoded.
 func buildTree(files Files, put func([]byte) (string, bool, error)) (string, error) {
-	children := map[string][]treeEntry{"": nil}
+	var dirs []string
 	for p, e := range files {
-		parent := path.Dir(p)
-		if parent == "." {
-			parent = ""
-		}
-		children[parent] = append(children[parent], treeEntry{Name: path.Base(p), Entry: e})
 		if e.Kind == Dir {
-			if _, ok := children[p]; !ok {
-				children[p] = nil
-			}
+			dirs = append(dirs, p)
 		}
 	}
-	dirs := make([]string, 0, len(children))
-	for d := range children {
-		dirs = append(dirs, d)
-	}
-	depth := func(d string) int {
-		if d == "" {
-			return 0
-		}
-		return strings.Count(d, "/") + 1
-	}
-	sort.Slice(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })
-	hashes := map[string]string{}
-	for _, d := range dirs {
-		entries := children[d]
-		for i := range entries {
-			if entries[i].Kind == Dir {
-				h, ok := hashes[join(d, entries[i].Name)]
-				if !ok {
-					return "", fmt.Errorf("checkpoints: folder %s has no tree", join(d, entries[i].Name))
-				}
-				entries[i].Hash = h
-			}
-		}
-		h, _, err := put(encodeTree(entries))
-		if err != nil {
-			return "", err
-		}
-		hashes[d] = h
-		if d != "" {
-			e := files[d]
-			e.Hash = h
-			files[d] = e
-		}
-	}
-	return hashes[""], nil
+	return rebuildTree(files, dirs, put)
 }
 
 // treeOf stores the tree objects of a flattened snapshot whose files are
@@ -250,7 +193,11 @@ func rebuildTree(files Files, dirs []string, put func([]byte) (string, bool, err
 			if h, ok := hashes[child]; ok {
 				entries[i].Hash = h
 			} else if !validHash(entries[i].Hash, false) {
-				return buildTree(files, put) // a folder whose tree is not known
+				// A folder whose tree is not known: encode them all.
+				if allDirs(files, redo) {
+					return "", fmt.Errorf("checkpoints: folder %s has no tree", child)
+				}
+				return buildTree(files, put)
 			}
 		}
 		h, _, err := put(encodeTree(entries))
@@ -265,4 +212,15 @@ func rebuildTree(files Files, dirs []string, put func([]byte) (string, bool, err
 		}
 	}
 	return hashes[""], nil
+}
+
+// allDirs reports whether every folder of files is in redo (so rebuilding
+// cannot be widened any further).
+func allDirs(files Files, redo map[string]bool) bool {
+	for p, e := range files {
+		if e.Kind == Dir && !redo[p] {
+			return false
+		}
+	}
+	return true
 }
