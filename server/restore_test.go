@@ -526,6 +526,8 @@ func TestSharedStoreRestoreWaitsForATurnElsewhere(t *testing.T) {
 	own := a.turn(id, map[string]any{"message": "write"})
 	first := own.until("approval_required")
 	viaB := b.follow(id, "")
+	// B approves once it has seen the approval asked (the relay may lag).
+	seenB := viaB.until("approval_required")
 	for _, req := range []struct {
 		path string
 		body any
@@ -537,7 +539,7 @@ func TestSharedStoreRestoreWaitsForATurnElsewhere(t *testing.T) {
 	}
 	b.call("POST", "/v1/approvals/c1", map[string]any{"decision": "allow"}, http.StatusOK, nil)
 	all := append(first, own.rest()...)
-	gotB := viaB.rest()
+	gotB := append(seenB, viaB.rest()...)
 	if !slices.Equal(datas(gotB), datas(all)) {
 		t.Errorf("B streamed\n%s\nA streamed\n%s", strings.Join(datas(gotB), "\n"), strings.Join(datas(all), "\n"))
 	}
