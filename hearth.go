@@ -92,8 +92,27 @@ const (
 	EventCompressed       = agent.EventCompressed
 	EventCheckpoint       = agent.EventCheckpoint
 	EventRestore          = agent.EventRestore
+	EventPlan             = agent.EventPlan
 	EventError            = agent.EventError
 	EventDone             = agent.EventDone
+)
+
+// Plan is the checklist the model keeps of a task with several steps (the
+// update_plan tool); an EventPlan carries it whole each time it changes.
+type Plan = agent.Plan
+
+// PlanStep is one step of a Plan.
+type PlanStep = agent.PlanStep
+
+// PlanStatus is the state of a PlanStep.
+type PlanStatus = agent.PlanStatus
+
+// The states of a step.
+const (
+	PlanPending    = agent.PlanPending
+	PlanInProgress = agent.PlanInProgress
+	PlanDone       = agent.PlanDone
+	PlanSkipped    = agent.PlanSkipped // given up, with a reason
 )
 
 // DoneReason says why a turn ended.
@@ -124,6 +143,7 @@ const (
 	CodeProviderInvalidRequest = agent.CodeProviderInvalidRequest // the server rejected the request itself
 	CodeProviderCancelled      = agent.CodeProviderCancelled      // the provider's call was cancelled
 	CodeToolLoop               = agent.CodeToolLoop               // the model repeated the same call
+	CodeUnreadableCalls        = agent.CodeUnreadableCalls        // the model kept writing calls that could not be read
 	CodeTimeout                = agent.CodeTimeout                // the run's time limit stopped it
 	CodeUsage                  = agent.CodeUsage                  // a run could not start: flags, environment, config
 	CodeSessionBusy            = agent.CodeSessionBusy            // the session runs another turn
@@ -348,6 +368,11 @@ type Profile struct {
 	MaxTurns int
 	// Think asks the model to reason first (nil: the server's default).
 	Think *llm.Think
+	// StrictPlan sends the model back once per turn when it answers while
+	// the plan it wrote or changed in the turn still has open steps (an
+	// EventPlan with a Reminder says so, and the session keeps the
+	// reminder as Hearth's message).
+	StrictPlan bool
 }
 
 // DefaultSystemPrompt is the system prompt of Hearth's coding agent for a
@@ -467,7 +492,8 @@ func New(c Config) (*Agent, error) {
 		a.patterns = defaults
 	}
 	a.core = agent.Agent{Provider: c.Provider, Model: c.Model, System: c.Profile.System, Mode: mode,
-		MaxTurns: c.Profile.MaxTurns, Think: c.Profile.Think, ContextLength: c.ContextLength, CompressAt: c.CompressAt, Logger: log}
+		MaxTurns: c.Profile.MaxTurns, Think: c.Profile.Think, ContextLength: c.ContextLength, CompressAt: c.CompressAt, Logger: log,
+		StrictPlan: c.Profile.StrictPlan}
 
 	if len(c.MCPServers) > 0 {
 		dir := c.MCPDir

@@ -468,9 +468,9 @@ func TestProfiles(t *testing.T) {
 	}{
 		{"API profile: host tools", hearth.Profile{}, "", []string{"get_app_config", "query_database", "set_feature_flag"}},
 		{"API profile with a workspace: read-only built-ins too", hearth.Profile{}, ws,
-			[]string{"read_file", "read_many_files", "list_directory", "glob", "grep_search", "get_app_config", "query_database", "set_feature_flag"}},
+			[]string{"read_file", "read_many_files", "list_directory", "glob", "grep_search", "get_app_config", "query_database", "set_feature_flag", "update_plan"}},
 		{"chosen tools", hearth.Profile{Tools: []string{"get_*", "query_database"}}, "", []string{"get_app_config", "query_database"}},
-		{"all but one", hearth.Profile{Tools: []string{"*", "!set_feature_flag"}}, "", []string{"get_app_config", "query_database"}},
+		{"all but one", hearth.Profile{Tools: []string{"*", "!set_feature_flag"}}, "", []string{"get_app_config", "query_database", "update_plan"}},
 		{"no tools", hearth.Profile{Tools: []string{}}, "", nil},
 	}
 	for _, tt := range tests {

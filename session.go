@@ -222,6 +222,11 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 			return nil, fmt.Errorf("hearth: %w", err)
 		}
 	}
+	// The plan is offered where the profile selects it (by name, "*" or
+	// "@read-only").
+	if err := all.Add(agent.NewPlanTool()); err != nil {
+		return nil, fmt.Errorf("hearth: %w", err)
+	}
 	var subs []*agent.SubAgent
 	for _, spec := range a.c.SubAgents {
 		// A placeholder registry for now: the real one is bound once the
@@ -303,6 +308,17 @@ func builtinPatterns(pats []string, servers []MCPServer) []string {
 // it.
 func (a *Agent) offers(t tool.Tool) bool {
 	return tool.Allows(a.patterns, t) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(t))
+}
+
+// Plan returns the plan the session's model keeps (update_plan) as its
+// stored conversation holds it now: nil when it keeps none. A rewind or a
+// fork takes the plan back with the conversation.
+func (s *Session) Plan(ctx context.Context) (*Plan, error) {
+	msgs, err := s.a.store.Messages(ctx, s.id)
+	if err != nil {
+		return nil, fmt.Errorf("hearth: the plan of session %s: %w", s.id, err)
+	}
+	return conversation.Plan(msgs), nil
 }
 
 // Forget drops what the runtime holds for a session (its approvals, mode,

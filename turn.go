@@ -75,6 +75,9 @@ type Result struct {
 	Messages []llm.Message
 	// Err is why the turn failed (Reason DoneError).
 	Err error
+	// Plan is the model's plan at the end of the turn (nil: it keeps
+	// none).
+	Plan *Plan
 }
 
 // Turn is one turn of a conversation, run by ranging over Events (or, with
@@ -279,7 +282,7 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 	}
 	res = &Result{SessionID: out.SessionID, ToolCalls: out.ToolCalls}
 	if out.Result != nil {
-		res.Text, res.Reason, res.Usage, res.Messages, res.Err = out.Text, out.Reason, out.Usage, out.Messages, out.Err
+		res.Text, res.Reason, res.Usage, res.Messages, res.Err, res.Plan = out.Text, out.Reason, out.Usage, out.Messages, out.Err, out.Plan
 		if err == nil && out.Reason == DoneError {
 			err = out.Err
 		}

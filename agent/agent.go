@@ -56,6 +56,10 @@ type Agent struct {
 	// model call: the app waits there for MCP servers still starting, so
 	// that the first prompt is offered their tools.
 	Prepare func(ctx context.Context)
+	// StrictPlan sends the model back, once per run, when it gives its
+	// final answer while the plan it wrote or changed in this run still
+	// has open steps (EventPlan with Reminder says so).
+	StrictPlan bool
 }
 
 // RunOptions is what belongs to one run rather than to the agent's
@@ -89,6 +93,10 @@ type RunOptions struct {
 	// not stored); sub-agents link their child sessions to it
 	// (ChildRun.ParentSession).
 	SessionID string
+	// Plan is the session's plan when the run starts (nil: the one the
+	// history holds, PlanOf). A caller whose history lost the plan's call
+	// to a summary gives it from the whole stored conversation.
+	Plan *Plan
 }
 
 // Result is what a Run produced.
@@ -108,6 +116,8 @@ type Result struct {
 	LastInputTokens int
 	// Err is why the turn failed (Reason == DoneError).
 	Err error
+	// Plan is the model's plan at the end of the turn (nil: none).
+	Plan *Plan
 }
 
 // Run performs one turn: history is the conversation so far, ending with the
@@ -129,6 +139,7 @@ func (a *Agent) RunWith(ctx context.Context, history []llm.Message, o RunOptions
 		a.Prepare(ctx)
 	}
 	r.loop(history)
+	r.res.Plan = r.plan
 	ev := Event{Type: EventDone, DoneReason: r.res.Reason, Text: r.res.Text}
 	emit(ev)
 	return r.res
@@ -150,6 +161,14 @@ type run struct {
 	lastSig     string
 	sameCount   int
 	failedCount int
+	// unreadable counts the calls in a row whose arguments (or whole
+	// call, written as text) could not be read.
+	unreadable int
+	// plan is the model's checklist; planTouched is set once the run
+	// changed it, reminded once it sent the model back to it.
+	plan        *Plan
+	planTouched bool
+	reminded    bool
 }
 
 func (a *Agent) maxTurns() int {
@@ -184,6 +203,10 @@ func (r *run) model() string {
 
 func (r *run) loop(history []llm.Message) {
 	r.msgs = append([]llm.Message(nil), history...)
+	r.plan = r.o.Plan
+	if r.plan == nil {
+		r.plan = PlanOf(history)
+	}
 	for turn := 1; ; turn++ {
 		if turn > r.a.maxTurns() {
 			r.res.Reason = DoneMaxTurns
@@ -202,6 +225,9 @@ func (r *run) loop(history []llm.Message) {
 			return
 		}
 		if len(msg.ToolCalls) == 0 {
+			if r.remindPlan() {
+				continue
+			}
 			r.res.Reason = DoneStop
 			return
 		}
@@ -230,6 +256,20 @@ func (r *run) loop(history []llm.Message) {
 			return
 		}
 	}
+}
+
+// remindPlan sends the model back to its plan when it answered with steps
+// still open (Agent.StrictPlan), once per run, and only for a plan the run
+// wrote or changed: a question after an unfinished task is not held to it.
+func (r *run) remindPlan() bool {
+	if !r.a.StrictPlan || r.reminded || !r.planTouched || len(r.plan.Open()) == 0 || r.ctx.Err() != nil {
+		return false
+	}
+	r.reminded = true
+	text := planReminder(r.plan)
+	r.emit(Event{Type: EventPlan, Plan: r.plan, Reminder: text})
+	r.add(llm.Message{Role: llm.RoleUser, Content: text}, false)
+	return true
 }
 
 // add appends a message to the conversation and hands it to OnMessage.
@@ -273,6 +313,7 @@ func (r *run) maybeCompress() {
 		a.log().Warn("could not compress the conversation", "error", err)
 		return
 	}
+	summary = withPlan(summary, r.plan)
 	r.msgs = append([]llm.Message{summary}, r.msgs[cut:]...)
 	if r.o.OnCompact != nil {
 		r.o.OnCompact(cut, summary)
@@ -442,11 +483,18 @@ func (r *run) runCall(tc llm.ToolCall) (content string, stop error) {
 	if !ok {
 		r.failedCount++
 	}
+	if tc.ArgsError != "" {
+		r.unreadable++
+	} else {
+		r.unreadable = 0
+	}
 	limit := a.MaxRepeats
 	if limit <= 0 {
 		limit = DefaultMaxRepeats
 	}
 	switch {
+	case r.unreadable >= limit:
+		return content, &turnError{code: CodeUnreadableCalls, msg: fmt.Sprintf("stopped: the model wrote %d tool calls in a row that could not be read (the last: %s); it may not follow the tool protocol: try another model, or another --tool-mode", r.unreadable, errText)}
 	case !ok && r.failedCount >= limit:
 		return content, &turnError{code: CodeToolLoop, msg: fmt.Sprintf("stopped: the model made the same failing call %d times in a row (%s: %s)", r.failedCount, tc.Name, errText)}
 	case r.sameCount >= 2*limit:
@@ -463,6 +511,11 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 		return false, "", "", fmt.Sprintf("unknown tool %q: no tools are available", tc.Name)
 	}
 	t, found := a.Tools.Get(tc.Name)
+	if tc.ArgsError != "" && (tc.Name == "" || !found) {
+		// A call written as text that could not be read: the error says
+		// how to write it.
+		return false, "", "", tc.ArgsError
+	}
 	if !found {
 		return false, "", "", fmt.Sprintf("unknown tool %q; the tools are: %s", tc.Name, strings.Join(sortedNames(a.Tools), ", "))
 	}

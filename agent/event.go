@@ -52,8 +52,14 @@ const (
 	// back: an undo, a redo or a rewind. Restore says what. It comes from
 	// the restore, not from a turn.
 	EventRestore EventType = "restore"
-	EventError   EventType = "error"
-	EventDone    EventType = "done"
+	// EventPlan carries the model's whole plan (Plan) each time it
+	// changes: after its call ID of the plan tool, before the call's
+	// tool_result. With Reminder set, it says instead that the model
+	// answered with steps open and was sent back (Agent.StrictPlan):
+	// Reminder is what it was told.
+	EventPlan  EventType = "plan"
+	EventError EventType = "error"
+	EventDone  EventType = "done"
 )
 
 // CheckpointInfo is what an EventCheckpoint says.
@@ -157,6 +163,11 @@ const (
 	// CodeToolLoop: the model repeated the same call until the agent
 	// stopped the turn (Agent.MaxRepeats).
 	CodeToolLoop ErrorCode = "tool_loop"
+	// CodeUnreadableCalls: the model wrote tool calls that could not be
+	// read (arguments that are not JSON, a call written as text in no
+	// form Hearth reads) several times in a row, and the agent stopped the
+	// turn.
+	CodeUnreadableCalls ErrorCode = "unreadable_tool_calls"
 	// CodeTimeout: the run's time limit stopped it (hearth run --timeout);
 	// the agent never emits it, the front end that set the limit does.
 	CodeTimeout ErrorCode = "timeout"
@@ -221,6 +232,9 @@ type Event struct {
 	Checkpoint *CheckpointInfo
 	// restore
 	Restore *RestoreInfo
+	// plan
+	Plan     *Plan
+	Reminder string
 	// Nested, on a tool_output event, is an event of a sub-agent that the
 	// call runs (see SubAgent); Text then renders it in a line, or is
 	// empty for events a plain UI need not show.
@@ -290,6 +304,18 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 		if r.Conversation != nil {
 			f = append(f, kv{"conversation", r.Conversation})
+		}
+	case EventPlan:
+		steps := []PlanStep{}
+		if e.Plan != nil && e.Plan.Steps != nil {
+			steps = e.Plan.Steps
+		}
+		if e.ID != "" {
+			f = append(f, kv{"id", e.ID})
+		}
+		f = append(f, kv{"steps", steps})
+		if e.Reminder != "" {
+			f = append(f, kv{"reminder", e.Reminder})
 		}
 	case EventError:
 		f = append(f, kv{"code", e.Code}, kv{"message", e.Error}, kv{"retryable", e.Retryable})

@@ -66,6 +66,9 @@ func (s *SubAgent) childTools() (*tool.Registry, error) {
 		if _, nested := t.(*SubAgent); nested {
 			continue
 		}
+		if _, plan := t.(planTool); plan {
+			continue // the plan is the main agent's
+		}
 		if err := out.Add(t); err != nil {
 			return nil, err
 		}

@@ -34,6 +34,7 @@ func fullParent(t *testing.T) *Agent {
 		CompressAt:    0.6,
 		Logger:        slog.New(slog.DiscardHandler),
 		Prepare:       func(context.Context) {},
+		StrictPlan:    true, // inherited, and idle: a child has no plan tool
 	}
 	v := reflect.ValueOf(p).Elem()
 	for i := range v.NumField() {

@@ -39,6 +39,10 @@ type Config struct {
 	// Compression is the share of the context window at which older turns
 	// are summarised (default 0.7).
 	Compression float64 `toml:"compression_threshold"`
+	// StrictPlan sends the model back once per turn when it answers while
+	// its plan (update_plan) still has open steps; a profile may say
+	// otherwise.
+	StrictPlan bool `toml:"strict_plan"`
 	// SecretPaths are more files and directories that tools and commands
 	// may not read, besides the usual credential locations and Hearth's
 	// own directories (see SecretLocations). "~/" is the home directory; a
@@ -112,6 +116,11 @@ type Provider struct {
 	IdleTimeout Duration `toml:"idle_timeout"`
 	// ImplicitThink: the models' templates open <think> themselves.
 	ImplicitThink bool `toml:"implicit_think"`
+	// ToolMode is how its models are offered tools: "native", "prompted"
+	// (described in the prompt, calls read from the text: for models that
+	// cannot take tools) or "auto" (the default: per model, from what the
+	// server says or refuses).
+	ToolMode string `toml:"tool_mode"`
 	// Models holds what OpenAI-compatible servers do not say themselves.
 	Models map[string]Model `toml:"models"`
 	// FromProject is set when the provider comes from a workspace's config
@@ -125,6 +134,8 @@ type Model struct {
 	Capabilities  []string `toml:"capabilities"`
 	ContextLength int      `toml:"context_length"`
 	ImplicitThink bool     `toml:"implicit_think"`
+	// ToolMode overrides the provider's tool_mode for this model.
+	ToolMode string `toml:"tool_mode"`
 }
 
 // Profile is what one mode runs with.
@@ -151,6 +162,9 @@ type Profile struct {
 	// SecretPaths are more paths tools and commands may not read when this
 	// profile runs (added to the config's own list).
 	SecretPaths []string `toml:"secret_paths"`
+	// StrictPlan, when set, overrides the config's strict_plan for this
+	// profile.
+	StrictPlan *bool `toml:"strict_plan"`
 
 	// ProjectTools is the tool list of the project's profile of the same
 	// name, which can only narrow Tools: a tool is offered when both lists

@@ -141,6 +141,10 @@ func (c *Config) addProject(p *Config, workspace string) []string {
 			"how much of your model's context window is used is yours to set",
 			"Set it in YOURS if you want it.")
 	}
+	// strict_plan: on wins (it holds the model to its own plan).
+	if p.StrictPlan {
+		c.StrictPlan = true
+	}
 	if p.Store.URL != "" {
 		pr.ignored("sets [store] url",
 			"where your sessions are kept is yours to choose",
@@ -276,6 +280,16 @@ func (pr *project) profile(name string, base, p Profile) Profile {
 		case base.Network != nil && !*base.Network:
 			pr.ignored("asks to let commands reach the network"+in+", which you turned off", tightenOnly,
 				"Set network = true in YOURS if you trust it.")
+		}
+	}
+	// strict_plan: on wins.
+	if p.StrictPlan != nil {
+		switch {
+		case *p.StrictPlan:
+			t := true
+			out.StrictPlan = &t
+		case base.StrictPlan != nil && *base.StrictPlan:
+			pr.ignored("turns strict_plan off"+in+", which you turned on", tightenOnly, "Set strict_plan = false in YOURS if you want it.")
 		}
 	}
 	// max_turns: the smaller.

@@ -83,6 +83,12 @@ func TestProjectRules(t *testing.T) {
 		{"the checkpoints' size cap is the user's", []string{"Checkpoints.MaxFileSize"},
 			"[checkpoints]\nmax_file_size = 1",
 			func(c *Config, _ string) bool { return c.Checkpoints.MaxFileSize == 0 }, "sets [checkpoints] max_file_size = 1"},
+		{"a project may hold the model to its plan", []string{"Config.StrictPlan"},
+			`strict_plan = true`,
+			func(c *Config, _ string) bool { return c.StrictPlan }, ""},
+		{"a profile's strict plan: on wins", []string{"Profile.StrictPlan"},
+			"[profiles.p]\nstrict_plan = true",
+			func(c *Config, _ string) bool { p := prof(c); return p.StrictPlan != nil && *p.StrictPlan }, ""},
 		{"secret_paths are added", []string{"Config.SecretPaths"},
 			`secret_paths = ["secrets", "/abs/key", "~/.aws2"]`,
 			func(c *Config, ws string) bool {
@@ -120,11 +126,11 @@ func TestProjectRules(t *testing.T) {
 		{"a project provider brings no key", []string{"Provider.APIKey"},
 			"[providers.local]\nbase_url = \"localhost:8080\"\napi_key = \"sk-theirs\"",
 			func(c *Config, _ string) bool { l := c.Providers["local"]; return l.APIKey == "" && l.FromProject }, "an API key"},
-		{"a local provider is defined, for --provider to name", []string{"Provider.Model", "Provider.NumCtx", "Provider.IdleTimeout", "Provider.ImplicitThink", "Provider.Models", "Model.*"},
-			"[providers.lab]\nkind = \"openai\"\nbase_url = \"http://[::1]:8000\"\nmodel = \"m\"\nnum_ctx = 4096\nidle_timeout = \"1m\"\nimplicit_think = true\n[providers.lab.models.m]\ncapabilities = [\"tools\"]\ncontext_length = 8192\nimplicit_think = true",
+		{"a local provider is defined, for --provider to name", []string{"Provider.Model", "Provider.NumCtx", "Provider.IdleTimeout", "Provider.ImplicitThink", "Provider.ToolMode", "Provider.Models", "Model.*"},
+			"[providers.lab]\nkind = \"openai\"\nbase_url = \"http://[::1]:8000\"\nmodel = \"m\"\nnum_ctx = 4096\nidle_timeout = \"1m\"\nimplicit_think = true\ntool_mode = \"prompted\"\n[providers.lab.models.m]\ncapabilities = [\"tools\"]\ncontext_length = 8192\nimplicit_think = true",
 			func(c *Config, _ string) bool {
 				l := c.Providers["lab"]
-				return l.FromProject && l.Model == "m" && l.NumCtx == 4096 && time.Duration(l.IdleTimeout) == time.Minute && l.ImplicitThink &&
+				return l.FromProject && l.Model == "m" && l.NumCtx == 4096 && time.Duration(l.IdleTimeout) == time.Minute && l.ImplicitThink && l.ToolMode == "prompted" &&
 					l.Models["m"].ContextLength == 8192 && c.DefaultProvider == ""
 			}, ""},
 		{"tools only narrow", []string{"Config.Profiles", "Profile.Tools"},

@@ -201,6 +201,9 @@ var pgMigrations = []string{
 			EXECUTE format('GRANT ALL ON SEQUENCE %s TO %I', v_to, g.rolname);
 		END LOOP;
 	END $$;`,
+	// 4: what Hearth told the model on its own during a turn
+	// (Message.Reminder).
+	`ALTER TABLE messages ADD COLUMN reminder boolean NOT NULL DEFAULT false;`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -1176,10 +1179,10 @@ func (p *Postgres) Append(ctx context.Context, id string, msgs ...Message) ([]Me
 			data, _ := json.Marshal(m.Images)
 			images = string(data)
 		}
-		b.Queue(`INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		b.Queue(`INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, reminder, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			pgText(id), m.Seq, pgText(string(m.Role)), pgText(m.Content), pgText(m.Thinking), pgText(calls), pgText(m.ToolCallID), pgText(m.ToolName), images,
-			m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, t)
+			m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Reminder, t)
 		out[i] = m
 	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
@@ -1221,7 +1224,7 @@ type pgQuerier interface {
 // readMessages reads a session's messages (live: those not compacted) in
 // order.
 func (p *Postgres) readMessages(ctx context.Context, q pgQuerier, id string, live bool) ([]Message, error) {
-	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
+	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, reminder, before_seq, created_at
 		FROM messages WHERE session_id = $1`
 	if live {
 		query += ` AND NOT compacted`
@@ -1237,7 +1240,7 @@ func (p *Postgres) readMessages(ctx context.Context, q pgQuerier, id string, liv
 		var m Message
 		var role, calls, images string
 		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens,
-			&m.Partial, &m.Compacted, &m.Summary, &m.Failure, &m.Before, &m.CreatedAt); err != nil {
+			&m.Partial, &m.Compacted, &m.Summary, &m.Failure, &m.Reminder, &m.Before, &m.CreatedAt); err != nil {
 			return nil, err
 		}
 		m.Role, m.CreatedAt = llm.Role(role), m.CreatedAt.UTC()

@@ -146,10 +146,10 @@ func (p *Postgres) importSession(ctx context.Context, tx pgx.Tx, a *Archive, par
 			m := &a.Messages[i]
 			rows[i] = []any{id, m.Seq, pgText(string(m.Role)), pgText(m.Content), pgText(m.Thinking), pgText(storedCalls(m)),
 				pgText(m.ToolCallID), pgText(m.ToolName), pgText(storedImages(m)),
-				m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Before, pgTime(m.CreatedAt)}
+				m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Reminder, m.Before, pgTime(m.CreatedAt)}
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"messages"}, []string{"session_id", "seq", "role", "content", "thinking", "tool_calls",
-			"tool_call_id", "tool_name", "images", "tokens", "partial", "compacted", "summary", "failure", "before_seq", "created_at"},
+			"tool_call_id", "tool_name", "images", "tokens", "partial", "compacted", "summary", "failure", "reminder", "before_seq", "created_at"},
 			pgx.CopyFromRows(rows))
 		if isPgCode(err, "23505") {
 			return fmt.Errorf("import session %s: a message seq appears twice", se.ID)

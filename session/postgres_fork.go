@@ -166,9 +166,9 @@ func (p *Postgres) Fork(ctx context.Context, id string, through int, into *Sessi
 		return errSession("fork", id, p.connError(err))
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
-			tokens, partial, compacted, summary, failure, before_seq, created_at)
+			tokens, partial, compacted, summary, failure, reminder, before_seq, created_at)
 		SELECT $1::text, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
-			tokens, partial, compacted, summary, failure, before_seq, created_at
+			tokens, partial, compacted, summary, failure, reminder, before_seq, created_at
 		FROM messages WHERE session_id = $2 AND seq <= $3`, fid, sid, last); err != nil {
 		return errSession("fork", id, p.connError(err))
 	}

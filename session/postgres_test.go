@@ -577,7 +577,7 @@ func TestPostgresMigrateFrom2(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	got, err := a.Get(ctx, "s1")

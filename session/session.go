@@ -64,6 +64,10 @@ type Message struct {
 	// message for readers that show it as one, but it is never sent to a
 	// model (History leaves it out).
 	Failure bool `json:"failure,omitempty"`
+	// Reminder marks a user message that Hearth, not the user, wrote to
+	// the model during a turn (the plan's open steps, when the plan is
+	// strict): sent to the model as the user's, shown as Hearth's.
+	Reminder bool `json:"reminder,omitempty"`
 	// Before is, for a summary, the seq of the message it stands before in
 	// the conversation: where the turns it replaces were.
 	Before    int       `json:"before,omitempty"`

@@ -107,6 +107,9 @@ var migrations = []string{
 		created_at INTEGER NOT NULL
 	);
 	CREATE INDEX checkpoints_session ON checkpoints(session_id, id);`,
+	// 5: what Hearth told the model on its own during a turn
+	// (Message.Reminder).
+	`ALTER TABLE messages ADD COLUMN reminder INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -418,9 +421,9 @@ func (s *SQLite) Append(ctx context.Context, id string, msgs ...Message) ([]Mess
 			b, _ := json.Marshal(m.Images)
 			images = string(b)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, m.Seq, string(m.Role), m.Content, m.Thinking, calls, m.ToolCallID, m.ToolName, images, m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, t)
+		_, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, reminder, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, m.Seq, string(m.Role), m.Content, m.Thinking, calls, m.ToolCallID, m.ToolName, images, m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Reminder, t)
 		if err != nil {
 			if isConstraint(err) {
 				return nil, errSession("append to", id, ErrNotFound)
@@ -472,7 +475,7 @@ type sqlQuerier interface {
 // readMessages reads a session's messages (live: those not compacted) in
 // order.
 func (s *SQLite) readMessages(ctx context.Context, q sqlQuerier, id string, live bool) ([]Message, error) {
-	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, before_seq, created_at
+	query := `SELECT seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images, tokens, partial, compacted, summary, failure, reminder, before_seq, created_at
 		FROM messages WHERE session_id = ?`
 	if live {
 		query += ` AND compacted = 0`
@@ -487,12 +490,12 @@ func (s *SQLite) readMessages(ctx context.Context, q sqlQuerier, id string, live
 	for rows.Next() {
 		var m Message
 		var role, calls, images string
-		var created, partial, compacted, summary, failure int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &failure, &m.Before, &created); err != nil {
+		var created, partial, compacted, summary, failure, reminder int64
+		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Thinking, &calls, &m.ToolCallID, &m.ToolName, &images, &m.Tokens, &partial, &compacted, &summary, &failure, &reminder, &m.Before, &created); err != nil {
 			return nil, err
 		}
 		m.Role, m.CreatedAt = llm.Role(role), fromMillis(created)
-		m.Partial, m.Compacted, m.Summary, m.Failure = partial != 0, compacted != 0, summary != 0, failure != 0
+		m.Partial, m.Compacted, m.Summary, m.Failure, m.Reminder = partial != 0, compacted != 0, summary != 0, failure != 0, reminder != 0
 		if err := decodeMessage(&parser, &m, calls, images); err != nil {
 			return nil, err
 		}

@@ -148,7 +148,7 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 	}
 	if len(a.Messages) > 0 {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
-			tokens, partial, compacted, summary, failure, before_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			tokens, partial, compacted, summary, failure, reminder, before_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return errSession("import", se.ID, s.fileError(err))
 		}
@@ -156,7 +156,7 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 		for i := range a.Messages {
 			m := &a.Messages[i]
 			_, err := stmt.ExecContext(ctx, se.ID, m.Seq, string(m.Role), m.Content, m.Thinking, storedCalls(m), m.ToolCallID, m.ToolName, storedImages(m),
-				m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Before, m.CreatedAt.UnixMilli())
+				m.Tokens, m.Partial, m.Compacted, m.Summary, m.Failure, m.Reminder, m.Before, m.CreatedAt.UnixMilli())
 			if err != nil {
 				if isConstraint(err) {
 					return fmt.Errorf("import session %s: message seq %d appears twice", se.ID, m.Seq)

@@ -208,7 +208,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 4 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 5 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	got, err := s.Get(ctx, "old")

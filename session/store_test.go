@@ -350,6 +350,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 			{Message: llm.Message{Role: llm.RoleAssistant, Content: "It says hel"}, Partial: true},
 			{Message: llm.Message{Role: llm.RoleUser, Content: "and this?", Images: [][]byte{{1, 2, 3}, {0, 255, '\n'}}}},
 			{Message: llm.Message{Role: llm.RoleAssistant, Content: "The turn failed: boom"}, Failure: true},
+			{Message: llm.Message{Role: llm.RoleUser, Content: "Your plan still has 1 open step(s)"}, Reminder: true},
 			{Message: llm.Message{Role: llm.RoleUser, Content: "old"}, Compacted: true},
 			{Message: llm.Message{Role: llm.RoleUser, Content: "Summary: old"}, Summary: true},
 		}
@@ -375,7 +376,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 			t.Fatalf("%v: read back\n%+v, stored\n%+v", err, out, stored)
 		}
 		live, err := s.LiveMessages(ctx, "s1")
-		if err != nil || len(live) != len(in)-1 || !reflect.DeepEqual(live[:8], stored[:8]) || !reflect.DeepEqual(live[8], stored[9]) {
+		if err != nil || len(live) != len(in)-1 || !reflect.DeepEqual(live[:9], stored[:9]) || !reflect.DeepEqual(live[9], stored[10]) {
 			t.Errorf("live messages: %v %+v", err, live)
 		}
 		// A second append continues the numbering.

@@ -146,9 +146,47 @@ func (v *activity) event(ev agent.Event) {
 		v.usage.calls++
 	case agent.EventCompressed:
 		v.line("[compacted] older turns were summarised to fit the context window")
+	case agent.EventPlan:
+		v.plan(ev)
 	case agent.EventDone:
 		// What the model said last is the answer, on stdout.
 		v.said.Reset()
+	}
+}
+
+// plan shows the model's plan as it changes, or that it was sent back to
+// it.
+func (v *activity) plan(ev agent.Event) {
+	if ev.Reminder != "" {
+		v.line("[plan] the model answered with %d step(s) open: sent back once to finish them", len(ev.Plan.Open()))
+		return
+	}
+	if ev.Plan == nil || len(ev.Plan.Steps) == 0 {
+		v.line("[plan] cleared")
+		return
+	}
+	done := 0
+	for _, s := range ev.Plan.Steps {
+		if s.Status == agent.PlanDone || s.Status == agent.PlanSkipped {
+			done++
+		}
+	}
+	v.line("[plan] %d of %d done", done, len(ev.Plan.Steps))
+	for _, s := range ev.Plan.Steps {
+		mark, style := "[ ]", ""
+		switch s.Status {
+		case agent.PlanDone:
+			mark, style = "[x]", "2"
+		case agent.PlanInProgress:
+			mark, style = "[>]", "1"
+		case agent.PlanSkipped:
+			mark, style = "[-]", "2"
+		}
+		text := termtext.String(s.Step)
+		if s.Status == agent.PlanSkipped && s.Reason != "" {
+			text += " (skipped: " + termtext.String(s.Reason) + ")"
+		}
+		v.out.Line("  " + v.paint(style, mark+" "+clipLine(text)))
 	}
 }
 

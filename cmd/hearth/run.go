@@ -507,6 +507,8 @@ type jsonResult struct {
 	ToolCalls []jsonCall     `json:"tool_calls"`
 	Usage     llm.Usage      `json:"usage"`
 	Error     *jsonErrorInfo `json:"error"`
+	// Plan is the model's plan at the end of the turn, if it kept one.
+	Plan *hearth.Plan `json:"plan,omitempty"`
 }
 
 type jsonCall struct {
@@ -544,7 +546,7 @@ func (p *printer) finish(res *hearth.Result, storeErr, fail error) {
 			p.view.out.Line(p.kept)
 		}
 	case "json":
-		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}}
+		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}, Plan: res.Plan}
 		for _, tc := range res.ToolCalls {
 			j.ToolCalls = append(j.ToolCalls, jsonCall{tc.ID, tc.Name, tc.Args})
 		}

@@ -172,6 +172,11 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 
 	a := t.Agent
 	o := t.Options // the hooks below belong to this turn
+	if o.Plan == nil {
+		if o.Plan, err = planOf(ctx, st, out.SessionID, stored); err != nil {
+			return nil, err
+		}
+	}
 	// Sub-agents run by this turn link their sessions to this one.
 	o.SessionID = out.SessionID
 	var mu sync.Mutex
@@ -193,7 +198,9 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		if prev := t.Options.OnMessage; prev != nil {
 			prev(m, partial)
 		}
-		sm := session.Message{Message: m, Partial: partial}
+		// The agent adds a user message only when it writes to the model
+		// on its own (a reminder of the plan's open steps).
+		sm := session.Message{Message: m, Partial: partial, Reminder: m.Role == llm.RoleUser}
 		if m.Role == llm.RoleAssistant && lastOutput > 0 {
 			sm.Tokens, lastOutput = lastOutput, 0
 		}
@@ -309,6 +316,35 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		return out, fmt.Errorf("saving the session: %w", storeErr)
 	}
 	return out, nil
+}
+
+// planOf is the session's plan: that of its live messages, or, when a
+// summary replaced some, of all its messages (the plan's last call may be
+// among those the summary replaced).
+func planOf(ctx context.Context, st session.Store, id string, live []session.Message) (*agent.Plan, error) {
+	all := live
+	for _, m := range live {
+		if m.Summary {
+			var err error
+			if all, err = st.Messages(ctx, id); err != nil {
+				return nil, fmt.Errorf("reading the session's plan: %w", err)
+			}
+			break
+		}
+	}
+	return Plan(all), nil
+}
+
+// Plan returns the plan that a session's stored messages hold at their end
+// (nil: none). Give it every message, compacted ones included.
+func Plan(msgs []session.Message) *agent.Plan {
+	lm := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if !m.Failure {
+			lm = append(lm, m.Message)
+		}
+	}
+	return agent.PlanOf(lm)
 }
 
 // lastSeq is the seq of the last message committed.

@@ -59,7 +59,9 @@ func TestConfiguredSubAgents(t *testing.T) {
 	if s.Tools == nil {
 		t.Fatalf("reviewer: no tools (%v)", s.Select)
 	}
-	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file,read_many_files,list_directory,glob,grep_search" {
+	if sel, err := s.Tools.Select(tool.Profile{Tools: s.Select}); err != nil || strings.Join(sel.Names(), ",") != "read_file,read_many_files,list_directory,glob,grep_search,update_plan" {
+		// (The child itself is not given update_plan: the plan is the
+		// main agent's.)
 		t.Errorf("reviewer: %v %v", s.Select, err)
 	}
 	rn, _ := sess.Tool("runner")

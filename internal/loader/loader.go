@@ -208,7 +208,11 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 		}
 	}
 
-	hp := hearth.Profile{Name: name, Tools: prof.Tools, Mode: mode, System: system, MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think)}
+	hp := hearth.Profile{Name: name, Tools: prof.Tools, Mode: mode, System: system, MaxTurns: prof.MaxTurns, Think: thinkOf(prof.Think),
+		StrictPlan: cfg.StrictPlan}
+	if prof.StrictPlan != nil {
+		hp.StrictPlan = *prof.StrictPlan
+	}
 	if prof.ProjectTools != nil {
 		// The project's own list, by name or kind; one that begins with a
 		// removal starts from every tool ("!run_shell_command" alone

@@ -205,11 +205,11 @@ func TestKindSelectorsInConfig(t *testing.T) {
 		want                string
 	}{
 		{"a user's profile", "[profiles.headless]\ntools = [\"@read-only\"]\n", "",
-			"read_file,read_many_files,list_directory,glob,grep_search"},
+			"read_file,read_many_files,list_directory,glob,grep_search,update_plan"},
 		{"a project's list", "[profiles.headless]\ntools = [\"*\"]\n", "[profiles.headless]\ntools = [\"@read-only\"]\n",
-			"read_file,read_many_files,list_directory,glob,grep_search"},
+			"read_file,read_many_files,list_directory,glob,grep_search,update_plan"},
 		{"a project removes a kind", "[profiles.headless]\ntools = [\"*\"]\n", "[profiles.headless]\ntools = [\"!@execute\"]\n",
-			"read_file,read_many_files,write_file,list_directory,glob,grep_search,edit,codebase_investigator"},
+			"read_file,read_many_files,write_file,list_directory,glob,grep_search,edit,codebase_investigator,update_plan"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
