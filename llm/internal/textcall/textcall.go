@@ -15,10 +15,16 @@
 // call only if it names an offered tool and has no keys but a call's.
 // Outside those shapes text passes through at once; only a possible partial
 // marker at the end of a chunk is held back until the next chunk.
+//
+// An Extractor made by NewStrict (the prompted tool protocol, where
+// <tool_call> is how the model was told to call) never gives a <tool_call>
+// capture back as text: one that is not a readable call of an offered tool
+// is reported as Malformed, and the other forms are read as above.
 package textcall
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/hearth-agent/hearth/llm"
@@ -42,13 +48,45 @@ const (
 	mMistral             // after [TOOL_CALLS]
 	mFence               // inside a ``` block
 	mBare                // a JSON object at the start of the reply
+	mSkip                // strict: the rest of an overlong <tool_call>, dropped
 )
+
+// Reason says why a strict Extractor could not read a <tool_call> capture.
+type Reason string
+
+// The reasons a <tool_call> capture is Malformed.
+const (
+	// ReasonJSON: the body is not a JSON object (or list of them), even
+	// after repair, or it is empty.
+	ReasonJSON Reason = "invalid JSON"
+	// ReasonNoName: the object has no "name".
+	ReasonNoName Reason = "no name"
+	// ReasonUnknown: the name is not one of the offered tools.
+	ReasonUnknown Reason = "unknown tool"
+	// ReasonTooLong: the capture grew past the size limit (1 MiB) before
+	// its closing tag; the rest of it, up to </tool_call>, is dropped.
+	ReasonTooLong Reason = "too long"
+)
+
+// Malformed is a <tool_call> capture that a strict Extractor could not read
+// as a call of an offered tool.
+type Malformed struct {
+	// Name is the tool's name where one could be read, else "".
+	Name   string
+	Reason Reason
+	// Text is the capture as the model wrote it, tags included; for an
+	// element of a list, that element; for ReasonTooLong, what was held
+	// when it was given up.
+	Text string
+}
 
 // Extractor is the streaming state machine. It is not safe for concurrent use.
 type Extractor struct {
 	offered func(name string) bool
 	text    func(string)
 	call    func(llm.ToolCall)
+	// malformed is set in strict mode (NewStrict).
+	malformed func(Malformed)
 
 	mode mode
 	// held is a possible partial marker (pass-through) or the captured
@@ -73,6 +111,15 @@ type Extractor struct {
 // request's tools; text receives answer text and call each call found.
 func New(offered func(string) bool, text func(string), call func(llm.ToolCall)) *Extractor {
 	return &Extractor{offered: offered, text: text, call: call, lineStart: true}
+}
+
+// NewStrict returns an Extractor for the prompted tool protocol: as New, but
+// a <tool_call> capture that is not a readable call of an offered tool (or a
+// list of them) goes to malformed instead of being given back as text, and
+// its well-formed calls must name offered tools. A capture cut by a failed
+// stream (Abort) is still text.
+func NewStrict(offered func(string) bool, text func(string), call func(llm.ToolCall), malformed func(Malformed)) *Extractor {
+	return &Extractor{offered: offered, text: text, call: call, malformed: malformed, lineStart: true}
 }
 
 // Feed processes the next chunk of answer text.
@@ -177,6 +224,9 @@ func (e *Extractor) lineStartAt(chunk string, i int) bool {
 
 // capture accumulates a candidate call until it is complete, then decides.
 func (e *Extractor) capture(chunk string) string {
+	if e.mode == mSkip {
+		return e.skip(chunk)
+	}
 	start := e.held.Len()
 	e.held.WriteString(chunk)
 	buf := e.held.String()
@@ -187,7 +237,9 @@ func (e *Extractor) capture(chunk string) string {
 			inner := buf[len(hermesOpen):end]
 			e.held.Reset()
 			e.mode = mPass
-			if !e.emitCalls(inner, false) {
+			if e.malformed != nil {
+				e.emitStrict(inner, buf[:end+len(hermesClose)])
+			} else if !e.emitCalls(inner, false) {
 				e.emit(buf[:end+len(hermesClose)])
 			}
 			return buf[end+len(hermesClose):]
@@ -252,7 +304,40 @@ func (e *Extractor) capture(chunk string) string {
 		}
 	}
 	if e.held.Len() > maxCaptured {
+		if e.mode == mHermes && e.malformed != nil {
+			return e.tooLong()
+		}
 		return e.giveUp()
+	}
+	return ""
+}
+
+// tooLong ends a strict <tool_call> capture that outgrew maxCaptured: it is
+// reported, and what follows up to its closing tag is dropped (mSkip).
+func (e *Extractor) tooLong() string {
+	s := e.held.String()
+	e.held.Reset()
+	e.mode = mSkip
+	e.malformed(Malformed{Name: nameIn(s), Reason: ReasonTooLong, Text: s})
+	e.markCall()
+	// The closing tag may have begun at the end of what was held.
+	return e.skip(s[max(0, len(s)-len(hermesClose)+1):])
+}
+
+// skip drops text up to and including the closing tag of an overlong call;
+// held keeps only what may be the start of that tag.
+func (e *Extractor) skip(chunk string) string {
+	buf := e.held.String() + chunk
+	e.held.Reset()
+	if i := strings.Index(buf, hermesClose); i >= 0 {
+		e.mode = mPass
+		return buf[i+len(hermesClose):]
+	}
+	for k := min(len(hermesClose)-1, len(buf)); k > 0; k-- {
+		if strings.HasPrefix(hermesClose, buf[len(buf)-k:]) {
+			e.held.WriteString(buf[len(buf)-k:])
+			break
+		}
 	}
 	return ""
 }
@@ -302,6 +387,9 @@ func (e *Extractor) scanJSON(buf string, i int) int {
 func (e *Extractor) Abort() {
 	buf := e.held.String()
 	e.held.Reset()
+	if e.mode == mSkip {
+		buf = "" // the rest of a call already reported
+	}
 	e.mode = mPass
 	e.emit(buf)
 }
@@ -312,7 +400,7 @@ func (e *Extractor) Abort() {
 // text so far was reasoning, not the answer: what is held is reasoning too.
 func (e *Extractor) Take() string {
 	held := e.held.String()
-	*e = Extractor{offered: e.offered, text: e.text, call: e.call, lineStart: true}
+	*e = Extractor{offered: e.offered, text: e.text, call: e.call, malformed: e.malformed, lineStart: true}
 	return held
 }
 
@@ -327,9 +415,13 @@ func (e *Extractor) Flush() {
 	case mPass:
 		e.emit(buf)
 	case mHermes:
-		if !e.emitCalls(buf[len(hermesOpen):], false) {
+		if e.malformed != nil {
+			e.emitStrict(buf[len(hermesOpen):], buf)
+		} else if !e.emitCalls(buf[len(hermesOpen):], false) {
 			e.emit(buf)
 		}
+	case mSkip:
+		// The rest of a call already reported.
 	case mMistral:
 		if !e.emitCalls(buf[len(mistralOpen):], false) {
 			e.emit(buf)
@@ -373,10 +465,77 @@ func (e *Extractor) emitCalls(s string, strict bool) bool {
 	for _, c := range calls {
 		e.call(c)
 	}
+	e.markCall()
+	return true
+}
+
+// markCall notes that a call (or a malformed one) ended the text so far.
+func (e *Extractor) markCall() {
 	e.started = true
 	e.afterCall = true
 	e.lineStart = true
-	return true
+}
+
+// emitStrict decides a <tool_call> capture in strict mode: each call object
+// in inner (one, or a list) is a call if it names an offered tool, and is
+// reported as malformed otherwise; a body that is not readable is one
+// malformed call. whole is the capture, tags included.
+func (e *Extractor) emitStrict(inner, whole string) {
+	defer e.markCall()
+	// bad reports what whole holds: the capture, or the element of a list
+	// being read.
+	bad := func(r Reason, name string) {
+		e.malformed(Malformed{Name: name, Reason: r, Text: whole})
+	}
+	s := strings.TrimSpace(inner)
+	if s == "" {
+		bad(ReasonJSON, "")
+		return
+	}
+	var raws []json.RawMessage
+	list := s[0] == '['
+	if list {
+		if err := json.Unmarshal([]byte(s), &raws); err != nil || len(raws) == 0 {
+			bad(ReasonJSON, nameIn(s))
+			return
+		}
+	} else {
+		raw, _, err := argjson.Normalize([]byte(s))
+		if err != nil {
+			bad(ReasonJSON, nameIn(s))
+			return
+		}
+		raws = []json.RawMessage{raw}
+	}
+	for _, raw := range raws {
+		if list {
+			// An element of a list is reported on its own, as written
+			// (json.RawMessage keeps its bytes).
+			whole = string(raw)
+		}
+		obj, ok := readCallObject(raw)
+		switch {
+		case !ok:
+			bad(ReasonJSON, nameIn(string(raw)))
+		case obj.Name == "":
+			bad(ReasonNoName, "")
+		case !e.offered(obj.Name):
+			bad(ReasonUnknown, obj.Name)
+		default:
+			e.call(obj.toolCall())
+		}
+	}
+}
+
+// namePattern finds a "name" in text that is not readable JSON.
+var namePattern = regexp.MustCompile(`"name"\s*:\s*"([^"\\\n]{1,100})"`)
+
+// nameIn returns the tool name written in s, if one can be read.
+func nameIn(s string) string {
+	if m := namePattern.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // callObject is the shape a written call takes: {"name","arguments"} or
@@ -413,14 +572,8 @@ func parseCalls(s string, strict bool, offered func(string) bool) ([]llm.ToolCal
 		if err := json.Unmarshal(raw, &keys); err != nil {
 			return nil, false
 		}
-		var obj callObject
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, false
-		}
-		if obj.Function != nil && obj.Name == "" {
-			obj = *obj.Function
-		}
-		if obj.Name == "" {
+		obj, ok := readCallObject(raw)
+		if !ok || obj.Name == "" {
 			return nil, false
 		}
 		if strict {
@@ -433,28 +586,47 @@ func parseCalls(s string, strict bool, offered func(string) bool) ([]llm.ToolCal
 				}
 			}
 		}
-		args := obj.Arguments
-		if len(args) == 0 {
-			args = obj.Parameters
-		}
-		if len(args) > 0 && args[0] == '"' {
-			// Arguments given as a string holding JSON.
-			var inner string
-			if json.Unmarshal(args, &inner) == nil {
-				args = json.RawMessage(inner)
-			}
-		}
-		tc := llm.ToolCall{ID: llm.NewCallID(), Name: obj.Name, FromText: true}
-		norm, repaired, err := argjson.Normalize(args)
-		if err != nil {
-			tc.Args = json.RawMessage(`{}`)
-			tc.ArgsError = err.Error()
-		} else {
-			tc.Args, tc.Repaired = norm, repaired
-		}
-		calls = append(calls, tc)
+		calls = append(calls, obj.toolCall())
 	}
 	return calls, true
+}
+
+// readCallObject reads one call object, unwrapping OpenAI's
+// {"type":"function","function":{…}} shape.
+func readCallObject(raw json.RawMessage) (callObject, bool) {
+	var obj callObject
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return callObject{}, false
+	}
+	if obj.Function != nil && obj.Name == "" {
+		obj = *obj.Function
+	}
+	return obj, true
+}
+
+// toolCall makes the call: a fresh id, the arguments normalised (or, when
+// they cannot be read, {} and ArgsError saying why).
+func (obj callObject) toolCall() llm.ToolCall {
+	args := obj.Arguments
+	if len(args) == 0 {
+		args = obj.Parameters
+	}
+	if len(args) > 0 && args[0] == '"' {
+		// Arguments given as a string holding JSON.
+		var inner string
+		if json.Unmarshal(args, &inner) == nil {
+			args = json.RawMessage(inner)
+		}
+	}
+	tc := llm.ToolCall{ID: llm.NewCallID(), Name: obj.Name, FromText: true}
+	norm, repaired, err := argjson.Normalize(args)
+	if err != nil {
+		tc.Args = json.RawMessage(`{}`)
+		tc.ArgsError = err.Error()
+	} else {
+		tc.Args, tc.Repaired = norm, repaired
+	}
+	return tc
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
