@@ -62,6 +62,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/prompted"
 	"github.com/hearth-agent/hearth/mcp"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
@@ -95,6 +96,16 @@ const (
 	EventPlan             = agent.EventPlan
 	EventError            = agent.EventError
 	EventDone             = agent.EventDone
+)
+
+// ToolMode says how a model is offered tools (Config.ToolMode).
+type ToolMode = prompted.Mode
+
+// The tool modes.
+const (
+	ToolModeAuto     = prompted.Auto
+	ToolModeNative   = prompted.Native
+	ToolModePrompted = prompted.Prompted
 )
 
 // Plan is the checklist the model keeps of a task with several steps (the
@@ -270,6 +281,17 @@ type Config struct {
 	// Model names the model. Required unless every turn names one
 	// (Request.Model).
 	Model string
+	// ToolMode says how the model is offered tools: natively
+	// (ToolModeNative), described in the system prompt with its calls read
+	// from its text (ToolModePrompted: for models that cannot take tools),
+	// or chosen per model (ToolModeAuto, the default): prompted when the
+	// server says the model cannot call tools (Ollama's capabilities) or
+	// refused them once, else native (docs/tool-protocol.md).
+	ToolMode ToolMode
+	// ToolModeMemory remembers across runs the models whose server
+	// refused native tools (prompted.NewFileMemory; nil: for the Agent's
+	// life).
+	ToolModeMemory prompted.Memory
 	// Tools are the host tools, made with Func (or any Tool).
 	Tools []Tool
 	// Profile decides which tools the model gets and what needs approval.
@@ -426,9 +448,18 @@ func New(c Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hearth: profile %s: %w", c.Profile.Name, err)
 	}
+	toolMode, err := prompted.ParseMode(string(c.ToolMode))
+	if err != nil {
+		return nil, fmt.Errorf("hearth: %w", err)
+	}
 	log := c.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if toolMode != prompted.Native {
+		// Requests without tools (titles, summaries) pass straight
+		// through; those with tools reach the model as its mode says.
+		c.Provider = prompted.New(c.Provider, prompted.Options{Mode: toolMode, Memory: c.ToolModeMemory, Logger: log})
 	}
 	if c.Profile.Name == "" {
 		c.Profile.Name = "api"

@@ -511,9 +511,10 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 		return false, "", "", fmt.Sprintf("unknown tool %q: no tools are available", tc.Name)
 	}
 	t, found := a.Tools.Get(tc.Name)
-	if tc.ArgsError != "" && (tc.Name == "" || !found) {
+	if tc.ArgsError != "" && (tc.Name == "" || !found || strings.HasSuffix(tc.ArgsError, "</tool_call>")) {
 		// A call written as text that could not be read: the error says
-		// how to write it.
+		// how to write it (the prompted protocol's correction ends with
+		// the form to use).
 		return false, "", "", tc.ArgsError
 	}
 	if !found {

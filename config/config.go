@@ -134,8 +134,6 @@ type Model struct {
 	Capabilities  []string `toml:"capabilities"`
 	ContextLength int      `toml:"context_length"`
 	ImplicitThink bool     `toml:"implicit_think"`
-	// ToolMode overrides the provider's tool_mode for this model.
-	ToolMode string `toml:"tool_mode"`
 }
 
 // Profile is what one mode runs with.

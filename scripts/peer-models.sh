@@ -58,3 +58,19 @@ UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
 PEER_CTX=32768 PEER_NUM_CTX=16384 "$UP" model tiny-answer \
   '["Done", "."]' \
   'You are a tiny scripted test model that always answers Done.'
+
+# tiny-prompted  a model WITHOUT tool support (PEER_TOOLS=0: /api/show says
+#              only "completion", and Ollama refuses a request carrying
+#              tools) that answers in Hearth's prompted tool protocol: it
+#              always writes a <tool_call> reading notes.txt as text.
+#              cmd/hearth's TestPeerPromptedProtocol runs the real binary
+#              against it on Ollama's native API and on /v1.
+PEER_TOOLS=0 PEER_CTX=32768 PEER_NUM_CTX=16384 "$UP" model tiny-prompted \
+  '["<tool_call>", "{\"name\": \"read_file\", ", "\"arguments\": {\"file_path\": \"notes.txt\"}}", "</tool_call>"]' \
+  'You are a tiny scripted test model that writes its tool calls as text.'
+
+# tiny-garbled  the same without tools, but its call is not JSON: Hearth
+#              sends it a correction each time, then stops the turn.
+PEER_TOOLS=0 PEER_CTX=32768 PEER_NUM_CTX=16384 "$UP" model tiny-garbled \
+  '["<tool_call>", "{name: read_file, ", "arguments: notes.txt", "</tool_call>"]' \
+  'You are a tiny scripted test model that cannot write JSON.'

@@ -19,6 +19,8 @@ import (
 	"github.com/hearth-agent/hearth/internal/loader"
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/prompted"
+	"github.com/hearth-agent/hearth/llm/providers"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool/shell"
@@ -59,7 +61,8 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 			if err != nil {
 				return err
 			}
-			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck(), a.storeCheck(ctx)}, Prompt: a.doctorPrompt}
+			opts := doctor.Options{Model: cfg.Model, SkipChat: noChat, Extra: []doctor.Check{sandboxCheck(), a.storeCheck(ctx)}, Prompt: a.doctorPrompt,
+				ToolMode: prompted.Mode(cfg.ToolMode), RefusedAt: a.refusedAt(cfg)}
 			r := a.diagnose(ctx, p, cfg.BaseURL, opts, asJSON)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -88,6 +91,23 @@ Exits 0 when everything needed works, 1 when something must be fixed.`,
 	cmd.Flags().BoolVar(&noChat, "no-chat", false, "skip the live chat (which loads the model)")
 	cmd.Flags().BoolVar(&pull, "pull", false, "pull the model from Ollama's registry, without asking, if the server does not have it")
 	return cmd
+}
+
+// refusedAt says when the server refused tools for a model, as Hearth
+// remembers it (zero: never).
+func (a *app) refusedAt(cfg providers.Config) func(model string) time.Time {
+	paths, err := config.DefaultPaths(a.getenv)
+	if err != nil {
+		return nil
+	}
+	mem := loader.ToolModeMemory(paths, cfg, a.logger())
+	if mem == nil {
+		return nil
+	}
+	return func(model string) time.Time {
+		at, _ := mem.Refused(model)
+		return at
+	}
 }
 
 // diagnose runs the checks, with a spinner on a terminal.

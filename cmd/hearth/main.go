@@ -157,6 +157,7 @@ Which server and model to use comes from flags, then the environment:
   HEARTH_HOME           one directory for config, sessions and keys
   HEARTH_NO_KEYRING     keep API keys in a 0600 file, not the keychain
   HEARTH_NUM_CTX        context window to ask Ollama for (tokens)
+  HEARTH_TOOL_MODE      the flag --tool-mode: native, prompted or auto
   HEARTH_IDLE_TIMEOUT   end a stream silent this long (default 2m; 10m with tools)
   HEARTH_IMPLICIT_THINK the model's template opens <think> itself (Qwen3
                         "thinking", DeepSeek-R1): replies hold only </think>
@@ -213,6 +214,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address, as `URL` (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
+	pf.StringVar(&a.flags.ToolMode, "tool-mode", "", "how the model gets tools: native, prompted (described in the prompt, for models that cannot call tools) or auto (env HEARTH_TOOL_MODE; default auto: per model)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "follow the run on stderr: reasoning, each tool call and its result, token usage (the structured log is HEARTH_LOG)")
 	pf.StringVarP(&a.workspace, "workspace", "w", a.getenv("HEARTH_WORKSPACE"), "project directory the tools may touch (env HEARTH_WORKSPACE; default: the current directory)")
 	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")

@@ -59,7 +59,7 @@ func (f *runFlags) fromEnv(cmd *cobra.Command, getenv func(string) string) {
 // rerunFlags are the flags a command that runs a session again repeats:
 // what chose the server, model, workspace and limits. Not the prompt, the
 // session, nor --api-key (a key is not to be shown).
-var rerunFlags = []string{"provider", "base-url", "model", "workspace", "profile", "approval-mode", "max-turns", "timeout", "output-format"}
+var rerunFlags = []string{"provider", "base-url", "model", "tool-mode", "workspace", "profile", "approval-mode", "max-turns", "timeout", "output-format"}
 
 // rerunCommand returns a function writing the command that runs a
 // session's unanswered message again: hearth run --context ID and the
@@ -192,7 +192,10 @@ func (a *app) runTurn(ctx context.Context, prompt string, f runFlags) error {
 		return usageError{fmt.Errorf("--output-format %q: use text, json or stream-json", f.format)}
 	}
 	err := a.turn(ctx, prompt, f)
-	if err != nil && f.format != "text" && !errors.Is(err, errPrinted) {
+	var silent errSilent
+	if err != nil && f.format != "text" && !errors.Is(err, errPrinted) && !errors.As(err, &silent) {
+		// (errSilent: the turn failed, and its own events or result said
+		// so already.)
 		// Scripts reading JSON get the failure in JSON too.
 		printJSONError(a.io.out, f.format, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/prompted"
 )
 
 // Status is the outcome of one check.
@@ -52,6 +53,11 @@ type Report struct {
 	// ContextLength is the model's window, when known.
 	PromptTokens  int `json:"prompt_tokens,omitempty"`
 	ContextLength int `json:"context_length,omitempty"`
+	// ToolMode is how the model will get its tools, "native" or
+	// "prompted" (docs/tool-protocol.md), and ToolModeReason why, when
+	// the model was checked.
+	ToolMode       string `json:"tool_mode,omitempty"`
+	ToolModeReason string `json:"tool_mode_reason,omitempty"`
 }
 
 // Insert adds c after the check named after (at the end when there is
@@ -99,6 +105,11 @@ type Options struct {
 	// message, to compare with the model's window. It is called only once
 	// the model is known to be there.
 	Prompt func(context.Context) (*Prompt, error)
+	// ToolMode is the configured tool mode ("": auto), and RefusedAt, if
+	// set, says when the server refused tools for a model (zero: never,
+	// or not remembered).
+	ToolMode  prompted.Mode
+	RefusedAt func(model string) time.Time
 }
 
 // Run diagnoses p.
@@ -179,13 +190,22 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 		return r
 	}
 	add(Check{Name: "model", Status: OK, Detail: describe(mi)})
-	add(toolsCheck(mi))
+	var refused time.Time
+	if opts.RefusedAt != nil {
+		refused = opts.RefusedAt(opts.Model)
+	}
+	decision := prompted.DecideFor(opts.ToolMode, mi, refused)
+	r.ToolMode, r.ToolModeReason = string(decision.Mode), decision.Reason
+	add(toolsCheck(mi, decision))
 	add(thinkingCheck(mi))
 	add(contextCheck(p.Kind(), mi))
 	r.ContextLength = mi.ContextLength
 	if opts.Prompt != nil {
 		progress("measuring what Hearth sends before your first message")
 		pr, err := opts.Prompt(ctx)
+		if err == nil {
+			pr.Prompted = decision.Mode == prompted.Prompted
+		}
 		c := promptCheck(p.Kind(), mi, pr, err)
 		if err == nil {
 			r.PromptTokens = pr.Tokens()
@@ -279,16 +299,24 @@ func describe(m *llm.ModelInfo) string {
 	return d
 }
 
-func toolsCheck(m *llm.ModelInfo) Check {
+// toolsCheck says how the model will get its tools (d), and whether that
+// works well.
+func toolsCheck(m *llm.ModelInfo, d prompted.Decision) Check {
 	switch {
+	case d.Mode == prompted.Prompted && m.Has(llm.CapTools):
+		return Check{Name: "tools", Status: OK, Detail: "prompted (" + d.Reason + "): the tools are described in the prompt and the calls read from the model's text, though it calls tools natively",
+			Fix: "--tool-mode auto would use its native tool calls"}
+	case d.Mode == prompted.Prompted:
+		return Check{Name: "tools", Status: Warn, Detail: "prompted (" + d.Reason + "): Hearth describes the tools in the prompt and reads the calls the model writes, which small models do less reliably than native calls",
+			Fix: "for agent work choose a model with tools (qwen3, llama3.1, mistral-nemo, gpt-oss)"}
 	case m.Has(llm.CapTools):
-		return Check{Name: "tools", Status: OK, Detail: "calls tools natively"}
+		return Check{Name: "tools", Status: OK, Detail: "native: calls tools natively"}
 	case !m.CapabilitiesKnown:
-		return Check{Name: "tools", Status: Warn, Detail: "the server does not say whether the model calls tools (OpenAI-compatible servers never do); Hearth also reads tool calls the model writes as text",
+		return Check{Name: "tools", Status: Warn, Detail: "native (" + d.Reason + "); Hearth also reads tool calls the model writes as text",
 			Fix: "use a model made for tool calling (qwen3, llama3.1, mistral-nemo, gpt-oss), served with tool parsing on (vLLM: --enable-auto-tool-choice; llama.cpp: --jinja)"}
 	}
-	return Check{Name: "tools", Status: Warn, Detail: "no native tool calling: Hearth will read tool calls the model writes as text, which small models do unreliably",
-		Fix: "for agent work choose a model with tools (qwen3, llama3.1, mistral-nemo, gpt-oss)"}
+	return Check{Name: "tools", Status: Fail, Detail: "native (" + d.Reason + "), but the server says the model cannot call tools: it will refuse them",
+		Fix: "use --tool-mode auto or prompted (the tools described in the prompt), or choose a model with tools"}
 }
 
 func thinkingCheck(m *llm.ModelInfo) Check {

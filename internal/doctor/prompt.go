@@ -7,6 +7,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/llm"
+	"github.com/hearth-agent/hearth/llm/prompted"
 )
 
 // Prompt is what Hearth sends the model before the user's first message.
@@ -20,6 +21,9 @@ type Prompt struct {
 	// MCPServers names configured MCP servers, whose tools are sent too but
 	// are not in Tools (they are known only once the servers run).
 	MCPServers []string
+	// Prompted says the tools are described in the system prompt (the
+	// prompted tool protocol), not sent as definitions.
+	Prompted bool
 }
 
 // Note is one project note (AGENTS.md, HEARTH.md) in the system prompt.
@@ -36,7 +40,12 @@ func (p *Prompt) systemTokens() int {
 	return agent.EstimateTokens([]llm.Message{{Role: llm.RoleSystem, Content: p.System}}, nil)
 }
 
-func (p *Prompt) toolTokens() int { return agent.EstimateTokens(nil, p.Tools) }
+func (p *Prompt) toolTokens() int {
+	if p.Prompted {
+		return agent.EstimateTokens([]llm.Message{{Role: llm.RoleSystem, Content: prompted.SystemPrompt(p.Tools, "")}}, nil)
+	}
+	return agent.EstimateTokens(nil, p.Tools)
+}
 
 // The thresholds of the prompt check.
 const (

@@ -27,6 +27,7 @@ import (
 	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/prompted"
 	"github.com/hearth-agent/hearth/llm/providers"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
@@ -225,6 +226,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	}
 	l.Config = hearth.Config{
 		Provider: p, Model: pc.Model, Profile: hp, Workspace: wsp.Root(),
+		ToolMode: hearth.ToolMode(pc.ToolMode), ToolModeMemory: ToolModeMemory(o.Paths, pc, o.Log),
 		Sandbox: hearth.Sandbox{
 			// Commands are cut off the network unless the profile
 			// allows it: a prompt-injected model's first move is to
@@ -258,6 +260,18 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 		l.Config.Store = l.Store
 	}
 	return l, nil
+}
+
+// ToolModeMemory is where Hearth remembers the models whose server refused
+// native tools: tool-modes.json in the data directory, by server (nil
+// without a data directory: for the agent's life only).
+func ToolModeMemory(p config.Paths, pc providers.Config, log *slog.Logger) prompted.Memory {
+	if p.DataDir == "" {
+		return nil
+	}
+	m := prompted.NewFileMemory(filepath.Join(p.DataDir, "tool-modes.json"), pc.Kind+" "+pc.BaseURL)
+	m.Logger = log
+	return m
 }
 
 // checkpoints sets where and whether snapshots of the workspace are kept:
@@ -404,7 +418,7 @@ func (l *Loaded) resolveProvider(o Options, prof config.Profile) (providers.Conf
 	if name != "" {
 		e := cfg.Providers[name]
 		base = providers.Config{Kind: e.Kind, BaseURL: e.BaseURL, Model: e.Model, NumCtx: e.NumCtx,
-			IdleTimeout: time.Duration(e.IdleTimeout), ImplicitThink: e.ImplicitThink}
+			IdleTimeout: time.Duration(e.IdleTimeout), ImplicitThink: e.ImplicitThink, ToolMode: e.ToolMode}
 		if base.Kind == "" {
 			base.Kind = providers.KindOllama
 		}
@@ -431,6 +445,10 @@ func (l *Loaded) resolveProvider(o Options, prof config.Profile) (providers.Conf
 			base.Models = map[string]openai.ModelConfig{}
 			for m, mc := range e.Models {
 				oc := openai.ModelConfig{ContextLength: mc.ContextLength, ImplicitThink: mc.ImplicitThink}
+				if mc.Capabilities != nil {
+					// A list, even empty, says what the model can do.
+					oc.Capabilities = []llm.Capability{}
+				}
 				for _, c := range mc.Capabilities {
 					oc.Capabilities = append(oc.Capabilities, llm.Capability(c))
 				}

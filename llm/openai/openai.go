@@ -32,6 +32,8 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // ModelConfig is what configuration says about a model, for servers that do
 // not say it themselves. Capabilities are never guessed from a name.
 type ModelConfig struct {
+	// Capabilities are what the model can do; nil says nothing (unknown:
+	// only a list, even an empty one, makes them known).
 	Capabilities  []llm.Capability
 	ContextLength int
 	// ImplicitThink says the model's chat template opens a <think> block in
@@ -214,7 +216,7 @@ func (p *Provider) info(e modelEntry) llm.ModelInfo {
 	}
 	if mc, ok := p.lookupConfig(e.ID); ok {
 		mi.Capabilities = append(mi.Capabilities, mc.Capabilities...)
-		mi.CapabilitiesKnown = true
+		mi.CapabilitiesKnown = mi.CapabilitiesKnown || mc.Capabilities != nil
 		if mc.ContextLength > 0 {
 			mi.ContextLength = mc.ContextLength
 		}

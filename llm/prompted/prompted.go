@@ -307,9 +307,22 @@ func (p *Provider) Models(ctx context.Context) ([]llm.ModelInfo, error) {
 	return llm.Models(ctx, p.inner)
 }
 
-// ModelInfo describes a model as the wrapped provider does.
+// ModelInfo describes a model as the wrapped provider does, asking it
+// each time. An answer is kept for Auto's decision when none is yet, so
+// that a caller that describes the model before its first chat (for its
+// context window) saves Auto asking again.
 func (p *Provider) ModelInfo(ctx context.Context, model string) (*llm.ModelInfo, error) {
-	return llm.Describe(ctx, p.inner, model)
+	info, err := llm.Describe(ctx, p.inner, model)
+	if err == nil && p.mode == Auto {
+		p.mu.Lock()
+		if _, ok := p.described[model]; !ok {
+			d := &described{done: make(chan struct{}), info: info, ok: true}
+			close(d.done)
+			p.described[model] = d
+		}
+		p.mu.Unlock()
+	}
+	return info, err
 }
 
 // Embed computes embeddings with the wrapped provider.

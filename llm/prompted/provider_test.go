@@ -515,3 +515,22 @@ func TestDescribeIsCached(t *testing.T) {
 		t.Errorf("described %d more times", n)
 	}
 }
+
+// TestModelInfoSavesAutoAQuestion: a model described through the wrapper
+// (as Hearth does for the context window, before the first chat) is not
+// described again for Auto's decision.
+func TestModelInfoSavesAutoAQuestion(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.AddModel(llmtest.Model{Name: "m", Capabilities: []string{"completion"}})
+	p := prompted.New(ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1}), prompted.Options{})
+	ctx := context.Background()
+	if _, err := p.ModelInfo(ctx, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide(ctx, "m"); d.Mode != prompted.Prompted {
+		t.Fatalf("%+v", d)
+	}
+	if n := len(srv.RequestsTo("/api/show")); n != 1 {
+		t.Errorf("%d /api/show requests, want 1", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/prompted"
 )
 
 // The provider kinds.
@@ -46,13 +47,17 @@ type Config struct {
 	// Models holds what configuration says about models of an
 	// OpenAI-compatible server, which does not say it itself.
 	Models map[string]openai.ModelConfig
-	Logger *slog.Logger
+	// ToolMode is how the models are offered tools: "auto" (the default),
+	// "native" or "prompted" (prompted.ParseMode). New does not apply it:
+	// the agent wraps the provider (hearth.Config.ToolMode).
+	ToolMode string
+	Logger   *slog.Logger
 }
 
 // Resolve combines what flags said (c) with the environment (read through
 // getenv: HEARTH_PROVIDER, HEARTH_MODEL, HEARTH_BASE_URL, OLLAMA_HOST,
 // OPENAI_BASE_URL, HEARTH_API_KEY, OPENAI_API_KEY, HEARTH_NUM_CTX,
-// HEARTH_IDLE_TIMEOUT, HEARTH_IMPLICIT_THINK), then base (a config file's
+// HEARTH_IDLE_TIMEOUT, HEARTH_IMPLICIT_THINK, HEARTH_TOOL_MODE), then base (a config file's
 // entry), then defaults, and checks the result. Flags win over the
 // environment, which wins over the file; this is the one place the model
 // server's settings are resolved.
@@ -117,6 +122,18 @@ func Resolve(c, base Config, getenv func(string) string) (Config, error) {
 		c.ImplicitThink = c.ImplicitThink || b
 	}
 	c.ImplicitThink = c.ImplicitThink || base.ImplicitThink
+	from := "--tool-mode"
+	if c.ToolMode == "" {
+		from = "HEARTH_TOOL_MODE"
+		if c.ToolMode = strings.TrimSpace(getenv("HEARTH_TOOL_MODE")); c.ToolMode == "" {
+			from, c.ToolMode = "the provider's tool_mode", base.ToolMode
+		}
+	}
+	mode, err := prompted.ParseMode(c.ToolMode)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", from, err)
+	}
+	c.ToolMode = string(mode)
 	if c.Models == nil {
 		c.Models = base.Models
 	}

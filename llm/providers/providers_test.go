@@ -27,6 +27,10 @@ func TestResolve(t *testing.T) {
 		{"HEARTH_API_KEY beats OPENAI_API_KEY", Config{Kind: "openai"}, map[string]string{"OPENAI_API_KEY": "env", "HEARTH_API_KEY": "h"}, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "h"}, ""},
 		{"model from env", Config{}, map[string]string{"HEARTH_MODEL": "qwen3:4b"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", Model: "qwen3:4b"}, ""},
 		{"unknown kind", Config{Kind: "anthropic"}, nil, Config{}, "unknown provider"},
+		{"tool mode defaults to auto", Config{}, nil, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", ToolMode: "auto"}, ""},
+		{"tool mode flag beats env", Config{ToolMode: "native"}, map[string]string{"HEARTH_TOOL_MODE": "prompted"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", ToolMode: "native"}, ""},
+		{"tool mode from env", Config{}, map[string]string{"HEARTH_TOOL_MODE": "Prompted"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", ToolMode: "prompted"}, ""},
+		{"bad tool mode", Config{}, map[string]string{"HEARTH_TOOL_MODE": "text"}, Config{}, `HEARTH_TOOL_MODE: unknown tool mode "text": use auto, native or prompted`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,7 +44,7 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Kind != tc.want.Kind || got.BaseURL != tc.want.BaseURL || got.APIKey != tc.want.APIKey || got.Model != tc.want.Model {
+			if got.Kind != tc.want.Kind || got.BaseURL != tc.want.BaseURL || got.APIKey != tc.want.APIKey || got.Model != tc.want.Model || (tc.want.ToolMode != "" && got.ToolMode != tc.want.ToolMode) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 			if _, err := New(got); err != nil {
