@@ -106,9 +106,9 @@ type planArgs struct {
 
 // planSchema is the plan tool's parameters: short, because a small model's
 // prompt is what its user waits for.
-const planSchema = `{"type":"object","properties":{"steps":{"type":"array","description":"every step of the task, in order, each time","items":{"type":"object","properties":{"step":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","done","skipped"]},"reason":{"type":"string","description":"why a step was skipped"}},"required":["step","status"]}}},"required":["steps"]}`
+const planSchema = `{"type":"object","properties":{"steps":{"type":"array","items":{"type":"object","properties":{"step":{"type":"string"},"status":{"enum":["pending","in_progress","done","skipped"]},"reason":{"type":"string"}},"required":["step","status"]}}},"required":["steps"]}`
 
-const planDescription = "Keep a checklist of a task with several steps: call it first with every step pending, then again whenever a step starts or ends, with the whole list. One step in_progress at a time; a skipped step needs a reason."
+const planDescription = "Checklist for a task of several steps: call it first with all steps pending, then whenever a step starts or ends, with the whole list. One step in_progress at a time; a skipped step needs a reason."
 
 // ParsePlan reads and checks the plan tool's arguments: at most
 // MaxPlanSteps steps, each with text, a known status and (when skipped) a
