@@ -79,10 +79,23 @@ func TestModels(t *testing.T) {
 	if !strings.Contains(lines[2], "2048/4096") {
 		t.Errorf("tiny row: %q", lines[2])
 	}
+	// How each gets its tools: natively, or described in the prompt for
+	// the one without the tools capability.
+	if !strings.HasSuffix(lines[0], "TOOLS") || !strings.HasSuffix(lines[1], " native") || !strings.HasSuffix(lines[2], " prompted") {
+		t.Errorf("tools column:\n%s", out)
+	}
 	code, out, _ = runHearth(t, nil, "--base-url", srv.URL, "models", "--json")
 	var models []map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &models) != nil || len(models) != 2 {
 		t.Fatalf("--json: %d %s", code, out)
+	}
+	if models[1]["tool_mode"] != "prompted" || models[1]["tool_mode_reason"] != "the server says this model cannot call tools" || models[0]["tool_mode"] != "native" {
+		t.Errorf("--json tool modes: %v / %v", models[0], models[1])
+	}
+	// --tool-mode chooses for every model.
+	code, out, _ = runHearth(t, nil, "--base-url", srv.URL, "--tool-mode", "prompted", "models")
+	if lines = strings.Split(strings.TrimSpace(out), "\n"); code != 0 || !strings.HasSuffix(lines[1], " prompted") {
+		t.Errorf("--tool-mode prompted:\n%s", out)
 	}
 }
 
@@ -90,7 +103,7 @@ func TestModelsOpenAI(t *testing.T) {
 	srv := fakeOllama(t)
 	env := map[string]string{"OPENAI_BASE_URL": srv.OpenAIURL(), "OPENAI_API_KEY": "sk-x"}
 	code, out, errOut := runHearth(t, env, "models")
-	if code != 0 || !strings.Contains(out, "qwen3:4b") || !strings.Contains(out, "?") {
+	if code != 0 || !strings.Contains(out, "qwen3:4b") || !strings.Contains(out, "?") || !strings.Contains(out, "native?") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	if got := srv.RequestsTo("/v1/models")[0].Header.Get("Authorization"); got != "Bearer sk-x" {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/prompted"
 )
 
 func TestVersionCheck(t *testing.T) {
@@ -64,5 +67,37 @@ func TestRun(t *testing.T) {
 	r = Run(ctx, o, srv.OpenAIURL(), Options{Model: "x"})
 	if r.Ready || find(r, "models").Status != Fail {
 		t.Errorf("no models: %+v", r)
+	}
+}
+
+// TestToolsCheck: the tools line says how the model will get its tools
+// (docs/tool-protocol.md) and whether that works well.
+func TestToolsCheck(t *testing.T) {
+	withTools := &llm.ModelInfo{Name: "q", Capabilities: []llm.Capability{llm.CapTools}, CapabilitiesKnown: true}
+	without := &llm.ModelInfo{Name: "g", Capabilities: []llm.Capability{}, CapabilitiesKnown: true}
+	unknown := &llm.ModelInfo{Name: "u"}
+	refused := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		mode   prompted.Mode
+		m      *llm.ModelInfo
+		at     time.Time
+		status Status
+		has    string
+	}{
+		{"native", prompted.Auto, withTools, time.Time{}, OK, "native: calls tools natively"},
+		{"no tools: prompted", prompted.Auto, without, time.Time{}, Warn, "prompted (the server says this model cannot call tools)"},
+		{"unknown: native, then prompted", prompted.Auto, unknown, time.Time{}, Warn, "native (the server does not say whether this model calls tools: native, and prompted if the server refuses them)"},
+		{"refused before", prompted.Auto, unknown, refused, Warn, "prompted (the server refused tools for this model (2026-11-26); remembered)"},
+		{"configured prompted", prompted.Prompted, withTools, time.Time{}, OK, "though it calls tools natively"},
+		{"configured native, no tools", prompted.Native, without, time.Time{}, Fail, "it will refuse them"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := toolsCheck(tc.m, prompted.DecideFor(tc.mode, tc.m, tc.at))
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.has) {
+				t.Errorf("%+v", c)
+			}
+		})
 	}
 }
