@@ -34,6 +34,7 @@ var slashCommands = []slashCommand{
 	{name: "undo", help: "take back the file changes of the last turn that changed files (a preview first)", idle: true},
 	{name: "redo", help: "bring back what the last /undo took back (a preview first)", idle: true},
 	{name: "rewind", help: "go back to before a message: its files, the conversation, or both", idle: true},
+	{name: "plan", args: "[show|hide]", help: "the model's plan in full; show or hide its checklist above the input", subs: []string{"show", "hide"}},
 	{name: "mode", args: "[default|auto_edit|plan|yolo]", help: "show or switch the approval mode (shift+tab cycles)", subs: []string{"default", "auto_edit", "plan", "yolo"}},
 	{name: "tools", help: "the tools the model may call, and which ask first"},
 	{name: "mcp", help: "MCP servers and their tools"},
@@ -102,6 +103,8 @@ func (m *Model) command(text string) tea.Cmd {
 		return m.restoreCommand(hearth.Redo)
 	case "rewind":
 		return m.restoreCommand(hearth.Rewind)
+	case "plan":
+		m.planCommand(args)
 	case "tools":
 		m.listTools()
 	case "mcp":
@@ -160,6 +163,7 @@ func (m *Model) newSession() {
 	m.shellNotes = nil
 	m.tools = map[string]*entry{}
 	m.draftID = "" // a new session: its approvals start empty
+	m.setPlan(nil)
 }
 
 func (m *Model) compress() tea.Cmd {
@@ -332,6 +336,10 @@ func (m *Model) showSession(msg sessionLoadedMsg) {
 			m.tr.add(&textItem{kind: noticeInfo, title: "Summary of earlier turns", plain: strings.TrimPrefix(sm.Content, agent.SummaryPrefix)})
 		case sm.Compacted:
 			continue
+		case sm.Reminder:
+			// Hearth's words to the model (the plan's open steps), sent
+			// as the user's: shown as Hearth's, never as a prompt.
+			m.tr.add(reminderNote(planBefore(msg.msgs, sm.Seq)))
 		case sm.Failure:
 			// Why a turn failed ("Provider request failed: …"): Hearth's
 			// words, shown as the live turn showed its error, never as the
@@ -372,6 +380,7 @@ func (m *Model) showSession(msg sessionLoadedMsg) {
 		}
 	}
 	m.ctxUsed = s.InputTokens / max(1, s.MessageCount/2)
+	m.plan, m.planCollapsed = planOfSession(msg.msgs)
 }
 
 func (m *Model) listTools() {
@@ -587,8 +596,8 @@ func (m *Model) completeCommand(before string) {
 			for _, x := range []agent.Mode{agent.ModeDefault, agent.ModeAutoEdit, agent.ModePlan, agent.ModeYolo} {
 				cands = append(cands, completion{value: string(x), label: string(x), desc: modeLabel(x)})
 			}
-		case name == "session" && len(args) == 0:
-			for _, x := range findCommand("session").subs {
+		case (name == "session" || name == "plan") && len(args) == 0:
+			for _, x := range findCommand(name).subs {
 				cands = append(cands, completion{value: x + " ", label: x})
 			}
 		case name == "session" && len(args) == 1 && args[0] == "switch":

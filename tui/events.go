@@ -116,6 +116,8 @@ func (m *Model) event(ev agent.Event) tea.Cmd {
 		if ev.InputTokens > 0 {
 			m.ctxUsed = ev.InputTokens + ev.OutputTokens
 		}
+	case agent.EventPlan:
+		m.planEvent(ev)
 	case agent.EventCompressed:
 		m.notice(noticeInfo, "Older turns were summarised to fit the context window.", nil)
 	case agent.EventError:

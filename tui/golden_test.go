@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,30 @@ func TestGoldenViews(t *testing.T) {
 			res.Op, res.Turn, res.Through = "rewind", 0, 4
 			res.Conversation = &agent.ConversationRewind{Through: 4, Removed: 9}
 			f.send(restoreDoneMsg{dry: true, res: res})
+		}},
+		{"plan-pinned", func(f *fixture) {
+			f.busyTurn()
+			f.m.tr.add(&userItem{text: "the parser drops the last token; fix it"})
+			plan := func(states ...agent.PlanStatus) string {
+				steps := []string{"Read the parser", "Fix the off-by-one in the token loop", "Run the tests", "Update the changelog"}
+				p := agent.Plan{}
+				for i, s := range states {
+					p.Steps = append(p.Steps, agent.PlanStep{Step: steps[i], Status: s})
+				}
+				p.Steps[3].Reason = "there is none"
+				b, _ := json.Marshal(p)
+				return string(b)
+			}
+			P, I, D, S := agent.PlanPending, agent.PlanInProgress, agent.PlanDone, agent.PlanSkipped
+			for i, args := range []string{plan(P, P, P, S), plan(D, I, P, S)} {
+				id := fmt.Sprintf("p%d", i)
+				p, _ := agent.ParsePlan(json.RawMessage(args))
+				f.events(call(id, agent.PlanToolName, args), agent.Event{Type: agent.EventPlan, ID: id, Plan: p},
+					agent.Event{Type: agent.EventToolResult, ID: id, Name: agent.PlanToolName, OK: true, Output: "Plan saved."})
+			}
+			f.events(call("c1", "read_file", `{"file_path":"parser.go"}`))
+			f.tick(1200 * time.Millisecond)
+			f.send(tickMsg{})
 		}},
 		{"unreachable", func(f *fixture) {
 			f.send(healthMsg{err: errString("ollama health: connection refused; is Ollama running? start it with `ollama serve`, or set OLLAMA_HOST")})

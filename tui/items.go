@@ -9,6 +9,7 @@ import (
 
 	xansi "github.com/charmbracelet/x/ansi"
 
+	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/termtext"
 )
 
@@ -362,6 +363,9 @@ func (it *toolItem) live() bool { return it.state == toolRunning || it.state == 
 const maxStreamLines = 10
 
 func (it *toolItem) render(c *renderCtx) []string {
+	if it.name == agent.PlanToolName && !it.user && (it.state == toolQueued || it.state == toolRunning || it.state == toolDone) {
+		return planCard(c, it) // the pinned checklist shows the plan
+	}
 	th := c.th
 	inner := max(c.width-4, 10)
 	var icon, label string
@@ -525,6 +529,13 @@ func diffLines(c *renderCtx, diff string, width int) []string {
 
 // argSummary is the one-line gist of a call's arguments.
 func argSummary(name string, raw json.RawMessage) string {
+	if name == agent.PlanToolName {
+		// A plan refused: its size, not its JSON.
+		var p struct{ Steps []json.RawMessage }
+		if json.Unmarshal(raw, &p) == nil {
+			return plural(len(p.Steps), "step")
+		}
+	}
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
 		return ""

@@ -71,6 +71,7 @@ func (m *Model) startTurn(text string) tea.Cmd {
 		return nil
 	}
 	m.tr.add(&userItem{text: text})
+	m.planPrompted()
 	full := m.expandPastes(text)
 	if len(m.shellNotes) > 0 {
 		full = "Output of commands I ran:\n" + strings.Join(m.shellNotes, "\n") + "\n\n" + full

@@ -30,6 +30,7 @@ type Model struct {
 	jobState     // the work on a goroutine and the turn it draws (job.go, events.go)
 	sessionState // the session the conversation goes to, its approval mode (session.go)
 	serverState  // the model server and the chosen model (server.go)
+	planState    // the model's plan, pinned above the input (plan.go)
 
 	// approval is the call waiting for the user (nil when none): its
 	// prompt takes the input's place until answered (approval.go).

@@ -205,7 +205,7 @@ func rewindPoints(msgs []session.Message) []rewindPoint {
 	var out []rewindPoint
 	prev, n := 0, 0
 	for _, sm := range msgs {
-		if sm.Role == llm.RoleUser && !sm.Summary {
+		if sm.Role == llm.RoleUser && !sm.Summary && !sm.Reminder {
 			n++
 			out = append(out, rewindPoint{seq: sm.Seq, through: prev, n: n, text: typedText(sm.Content)})
 		}
@@ -327,7 +327,7 @@ func runRestore(ctx context.Context, spec restoreSpec, dry bool) restoreDoneMsg 
 func labelTurn(msgs []session.Message, turn int) turnLabel {
 	n := 0
 	for _, sm := range msgs {
-		if sm.Role != llm.RoleUser || sm.Summary {
+		if sm.Role != llm.RoleUser || sm.Summary || sm.Reminder {
 			continue
 		}
 		n++

@@ -109,7 +109,7 @@ func (m *Model) View() tea.View {
 // the approval prompt) and the status line.
 func (m *Model) renderBottom() string {
 	th := m.th
-	var parts []string
+	parts := m.renderPinnedPlan()
 	if s := m.activity(); s != "" {
 		parts = append(parts, " "+s)
 	}
@@ -282,6 +282,10 @@ func (m *Model) statusLine() string {
 			st = th.warnText
 		}
 		items = append(items, st.Render(fmt.Sprintf("ctx %d%%", pct)))
+	}
+	if p := m.plan; p != nil && m.planHidden && len(p.Open()) > 0 {
+		finished, total := planProgress(p)
+		items = append(items, th.muted.Render(fmt.Sprintf("plan %d/%d", finished, total)))
 	}
 	modeSt := th.muted
 	switch m.mode {
