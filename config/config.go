@@ -404,6 +404,9 @@ func (c *Config) merge(o *Config) {
 	if o.Checkpoints.MaxFileSize != 0 {
 		c.Checkpoints.MaxFileSize = o.Checkpoints.MaxFileSize
 	}
+	if o.StrictPlan {
+		c.StrictPlan = true
+	}
 	c.Providers = mergeMap(c.Providers, o.Providers)
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)
 	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)

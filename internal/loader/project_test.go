@@ -226,3 +226,34 @@ func TestKindSelectorsInConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictPlanSettings: strict_plan at the top of the user's file holds
+// every profile to the plan; a profile's own setting wins; a project may
+// turn it on, not off.
+func TestStrictPlanSettings(t *testing.T) {
+	tests := []struct {
+		name, user, project string
+		want                bool
+	}{
+		{"off by default", "", "", false},
+		{"the user's file", "strict_plan = true\n", "", true},
+		{"a profile says otherwise", "strict_plan = true\n[profiles.headless]\nstrict_plan = false\n", "", false},
+		{"a profile of its own", "[profiles.headless]\nstrict_plan = true\n", "", true},
+		{"a project turns it on", "", "strict_plan = true\n", true},
+		{"a project cannot turn it off", "[profiles.headless]\nstrict_plan = true\n", "[profiles.headless]\nstrict_plan = false\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _ := setup(t, tt.user, tt.project, nil)
+			o.Warn = func(string) {}
+			l, err := Load(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if got := l.Config.Profile.StrictPlan; got != tt.want {
+				t.Errorf("strict plan %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
