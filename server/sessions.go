@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/conversation"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -30,6 +31,9 @@ type sessionDetail struct {
 	sessionJSON
 	Messages []session.Message `json:"messages"`
 	ToolRuns []session.ToolRun `json:"tool_runs"`
+	// Plan is the plan the model keeps (update_plan) as the stored
+	// messages hold it now: null when it keeps none.
+	Plan *agent.Plan `json:"plan"`
 }
 
 // remember notes sessions seen to exist.
@@ -187,8 +191,11 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, id, err)
 		return
 	}
+	// The plan from the messages just read (every one, the compacted
+	// too: a summary may have replaced the plan's last call), not from a
+	// second read of the store.
 	d := sessionDetail{sessionJSON: sessionJSON{Session: *se, RunningTurn: s.runningAnywhere(ctx, id)},
-		Messages: session.InOrder(msgs), ToolRuns: runs}
+		Messages: session.InOrder(msgs), ToolRuns: runs, Plan: conversation.Plan(msgs)}
 	if d.Messages == nil {
 		d.Messages = []session.Message{}
 	}

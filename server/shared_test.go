@@ -15,8 +15,8 @@ import (
 
 // sharedFixtures returns n API servers ("instances") on one PostgreSQL
 // database, each with its own store (its own connections, as separate
-// processes would have), agent and scripted model.
-func sharedFixtures(t *testing.T, n int) []*fixture {
+// processes would have), agent and scripted model; opts apply to each.
+func sharedFixtures(t *testing.T, n int, opts ...func(*setup)) []*fixture {
 	t.Helper()
 	url := pgtest.URL(t)
 	var out []*fixture
@@ -27,7 +27,7 @@ func sharedFixtures(t *testing.T, n int) []*fixture {
 		}
 		st.LockTimeout = 200 * time.Millisecond
 		t.Cleanup(func() { st.Close() })
-		out = append(out, newFixture(t, func(s *setup) { s.Config.Store = st }))
+		out = append(out, newFixture(t, append(opts, func(s *setup) { s.Config.Store = st })...))
 	}
 	return out
 }

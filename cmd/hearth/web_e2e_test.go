@@ -63,7 +63,7 @@ func TestWebUIOnPostgres(t *testing.T) {
 	}
 	webPrereqs(t)
 	runWebUI(t, []string{"HEARTH_DATABASE_URL=" + pgtest.URL(t)},
-		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs", "restore.test.mjs"})
+		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs", "restore.test.mjs", "plan.test.mjs"})
 }
 
 // runWebUI runs the web UI's Playwright tests (only files, when given)
@@ -73,8 +73,9 @@ func runWebUI(t *testing.T, env []string, files []string) {
 
 	e := newE2E(t)
 	e.serveFor = 25 * time.Minute // outlives node's limit
-	// A tool that needs approval: write_file, in the default mode.
-	cfg := "[profiles.api]\ntools = [\"read_file\", \"write_file\", \"list_directory\"]\napproval_mode = \"default\"\n"
+	// A tool that needs approval: write_file, in the default mode; the
+	// plan, with the model held to it (strict_plan).
+	cfg := "[profiles.api]\ntools = [\"read_file\", \"write_file\", \"list_directory\", \"update_plan\"]\napproval_mode = \"default\"\nstrict_plan = true\n"
 	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +232,13 @@ func webPrereqs(t *testing.T) (web, node, chromium string) {
 //   - "[read]": a read_file call of a file that is not there (it fails at
 //     once, needing no approval), then an answer;
 //   - "[slow]": an answer in pieces over some 20 s, to be stopped;
+//   - "[plan]", or "Summarise the notes…": a plan of three steps
+//     (update_plan), each then marked in progress and done, one reply at a
+//     time with a pause before each, then an answer (see webPlan);
+//   - "[planskip]": a plan of two steps, the first done, then an answer with
+//     the second open: strict_plan sends the model back (the reminder, a
+//     user message the fake tells from the prompt), and it skips the second
+//     with a reason, then answers;
 //   - anything else: an echo.
 func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 	var req struct {
@@ -246,15 +254,21 @@ func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 	}
 	model := req.Model
 	first, prompt, toolResult, answered := "", "", "", false
+	results, reminded := 0, false // tool results since the prompt; strict_plan's reminder came
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "user":
-			prompt, toolResult, answered = m.Content, "", false
+			if strings.HasPrefix(m.Content, webReminder) {
+				reminded = true
+				continue
+			}
+			prompt, toolResult, answered, results, reminded = m.Content, "", false, 0, false
 			if first == "" {
 				first = prompt
 			}
 		case "tool":
 			toolResult, answered = m.Content, true
+			results++
 		}
 	}
 	if !req.Stream || strings.HasPrefix(prompt, "Write a title") {
@@ -296,6 +310,10 @@ func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 		return llmtest.OllamaStream(model, llmtest.CallID("call_r"+strconv.FormatInt(calls.Add(1), 10), "read_file", string(args)), usage)
 	case strings.Contains(prompt, "[read]"):
 		return llmtest.OllamaStream(model, llmtest.Text("That file is not there."), usage)
+	case strings.Contains(prompt, "[planskip]"):
+		return webPlanSkip(model, results, reminded, calls, usage)
+	case strings.Contains(prompt, "[plan]") || strings.HasPrefix(prompt, "Summarise the notes"):
+		return webPlan(model, results, calls, usage)
 	case strings.Contains(prompt, "[slow]"):
 		parts := []llmtest.Part{llmtest.Text("Counting slowly: one")}
 		for _, w := range []string{"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"} {
@@ -304,6 +322,81 @@ func webModel(r llmtest.Request, calls *atomic.Int64) llmtest.Scenario {
 		return llmtest.OllamaStream(model, append(parts, usage)...)
 	}
 	return llmtest.OllamaStream(model, llmtest.Text("You said: "+prompt), usage)
+}
+
+// webReminder begins what strict_plan tells the model when it answers with
+// steps of its plan open (agent.planReminder).
+const webReminder = "Your plan still has "
+
+// webPlanPause comes before each reply of a plan turn, so that the page
+// shows each state of the checklist for a while (the test does not rely on
+// it: it records every state the page shows).
+const webPlanPause = 700 * time.Millisecond
+
+// webPlan is the "[plan]" turn after results tool results: a plan of three
+// steps, all pending; then each step in progress, then done with the next
+// in progress; then every step done; then the answer.
+func webPlan(model string, results int, calls *atomic.Int64, usage llmtest.Part) llmtest.Scenario {
+	names := []string{"Read the notes", "Write the summary", "Check the summary"}
+	const n = 3
+	if results > n+1 {
+		return llmtest.OllamaStream(model, llmtest.Pause(webPlanPause), llmtest.Text("All three steps are done."), usage)
+	}
+	// results 0: all pending; 1..n: step results-1 in progress, those
+	// before it done; n+1: all done.
+	statuses := make([]string, n)
+	for i := range statuses {
+		switch {
+		case results == n+1 || i < results-1:
+			statuses[i] = "done"
+		case i == results-1:
+			statuses[i] = "in_progress"
+		default:
+			statuses[i] = "pending"
+		}
+	}
+	var parts []llmtest.Part
+	if results == 0 {
+		parts = append(parts, llmtest.Text("I'll plan this first."))
+	} else {
+		parts = append(parts, llmtest.Pause(webPlanPause))
+	}
+	parts = append(parts, webPlanCall(calls, names, statuses, nil), usage)
+	return llmtest.OllamaStream(model, parts...)
+}
+
+// webPlanSkip is the "[planskip]" turn: two steps, the first done, then an
+// answer with the second open; sent back, the model skips it.
+func webPlanSkip(model string, results int, reminded bool, calls *atomic.Int64, usage llmtest.Part) llmtest.Scenario {
+	names := []string{"Find the typo", "Check the other files"}
+	switch {
+	case results == 0:
+		return llmtest.OllamaStream(model, webPlanCall(calls, names, []string{"in_progress", "pending"}, nil), usage)
+	case results == 1:
+		return llmtest.OllamaStream(model, llmtest.Pause(webPlanPause), webPlanCall(calls, names, []string{"done", "pending"}, nil), usage)
+	case !reminded:
+		return llmtest.OllamaStream(model, llmtest.Pause(webPlanPause), llmtest.Text("I fixed the typo."), usage)
+	case results == 2:
+		return llmtest.OllamaStream(model, llmtest.Pause(webPlanPause),
+			webPlanCall(calls, names, []string{"done", "skipped"}, map[int]string{1: "there are no other files"}), usage)
+	}
+	return llmtest.OllamaStream(model, llmtest.Text("I fixed the typo; there were no other files to check."), usage)
+}
+
+// webPlanCall is an update_plan call of the steps names with statuses (and
+// the reasons of skipped ones, by index).
+func webPlanCall(calls *atomic.Int64, names, statuses []string, reasons map[int]string) llmtest.Part {
+	type step struct {
+		Step   string `json:"step"`
+		Status string `json:"status"`
+		Reason string `json:"reason,omitempty"`
+	}
+	var steps []step
+	for i, name := range names {
+		steps = append(steps, step{name, statuses[i], reasons[i]})
+	}
+	args, _ := json.Marshal(map[string]any{"steps": steps})
+	return llmtest.CallID("call_p"+strconv.FormatInt(calls.Add(1), 10), "update_plan", string(args))
 }
 
 var webMarker = regexp.MustCompile(`\[[a-z]+\]`)

@@ -13,7 +13,9 @@
 // Go") reasons, then answers in Markdown with a Go code block; "[tool]" (or
 // a prompt starting "Save a note") calls write_file on note-WORD.txt (WORD:
 // the prompt's last word), which needs approval; "[slow]" answers
-// "Counting slowly: one, two, …" over some 20 s; anything else is echoed as
+// "Counting slowly: one, two, …" over some 20 s; "[plan]" plans three steps
+// and does them one reply at a time, "[planskip]" is sent back by
+// strict_plan with a step open (see plan.test.mjs); anything else is echoed as
 // "You said: PROMPT". A session's title is the prompt's first six words
 // without the marker. The screenshots' prompts are plain words.
 

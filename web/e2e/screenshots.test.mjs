@@ -58,4 +58,14 @@ test('screenshots of the main screens', { skip: !enabled && 'HEARTH_SCREENSHOTS 
   await phone.locator('[data-testid="message"]').first().waitFor();
   await shot(phone, 'web-phone.png');
   await phone.context().close();
+
+  // A task with a plan: the checklist above the conversation, mid-way.
+  const planned = await open(browser);
+  await newChat(planned);
+  await send(planned, 'Summarise the notes of the meeting');
+  await hasAttr(planned.locator('[data-testid="plan-step"]').nth(1), 'data-status', 'in_progress');
+  await shot(planned, 'web-plan.png');
+  await hasText(answerBody(planned), 'All three steps are done.');
+  await idle(planned);
+  await planned.context().close();
 });

@@ -4,11 +4,13 @@ import { AssistantMessage, UserMessage } from './components/Messages'
 import { Composer } from './components/Composer'
 import { Header, ProviderProblem } from './components/Header'
 import { Icon } from './components/Icon'
+import { PlanPanel } from './components/PlanPanel'
 import { MessageActions, RestoreDialog, RestoreNote, type RestoreAction, type RestoreDone } from './components/Restore'
 import { SettingsDialog } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { UsageView } from './components/UsageView'
 import { entries, entrySeq, lastUserSeq, turnSeqs, withCheckpoints, type Entry, type TurnSeqs } from './history'
+import { currentPlan, planAnnouncement, planOfSession, type PlanSteps } from './plan'
 import { useSettings, useTheme } from './settings'
 import type { Checkpoint, Health, ModelInfo, RestoreInfo, Session } from './types'
 import { useTurns } from './useTurns'
@@ -61,6 +63,11 @@ export function App() {
   const [restores, setRestores] = useState<RestoreInfo[]>([])
   const [liveSeqs, setLiveSeqs] = useState<(TurnSeqs | undefined)[]>([])
   const [restoreAction, setRestoreAction] = useState<RestoreAction>()
+  // The model's plan as the open session holds it (loaded, or read again
+  // after a turn); the turns of this visit change it live. The panel may
+  // be folded.
+  const [sessionPlan, setSessionPlan] = useState<PlanSteps>(null)
+  const [planOpen, setPlanOpen] = useState(true)
   // The sidebar lists the archived sessions instead of the others.
   const [showArchived, setShowArchived] = useState(false)
   const [loadError, setLoadError] = useState<string>()
@@ -156,6 +163,7 @@ export function App() {
         .then(([s, c]) => {
           if (activeRef.current !== id) return
           setLiveSeqs(turnSeqs(s, liveMessages.current))
+          setSessionPlan(planOfSession(s))
           setCheckpoints(c.checkpoints ?? [])
         })
         .catch(() => {}) // the markers wait for the next load
@@ -247,6 +255,7 @@ export function App() {
   useEffect(() => {
     setCheckpoints([])
     setLiveSeqs([])
+    setSessionPlan(null)
     if (activeId && skipLoad.current === activeId) {
       skipLoad.current = undefined
       setHistory([])
@@ -264,8 +273,9 @@ export function App() {
     client
       .session(activeId, ctl.signal)
       .then((s) => {
-        const { messages: _m, tool_runs: _r, ...info } = s
+        const { messages: _m, tool_runs: _r, plan: _p, ...info } = s
         setLoaded(info)
+        setSessionPlan(planOfSession(s))
         client
           .checkpoints(s.id, ctl.signal)
           .then((c) => setCheckpoints(c.checkpoints ?? []))
@@ -484,6 +494,7 @@ export function App() {
   let prev: number | undefined = 0
   const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
+  const plan = activeId || turns.turns.length > 0 ? currentPlan(sessionPlan, turns.turns) : null
 
   return (
     <div className={`app${drawer ? ' drawer-open' : ''}`}>
@@ -558,6 +569,7 @@ export function App() {
                 pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
               }}
             >
+              {plan && <PlanPanel steps={plan} open={planOpen} onToggle={() => setPlanOpen((o) => !o)} />}
               <div className="conversation-inner">
                 {!activeId && turns.turns.length === 0 && <Welcome health={health} model={model} />}
                 {loading && history.length === 0 && <p className="muted center">Loading…</p>}
@@ -719,8 +731,8 @@ function useMedia(query: string): boolean {
 
 /**
  * Announcer tells screen readers what changed in the turn: an approval to
- * give, the answer ready, the turn stopped or failed. (The streaming text
- * itself is not read out token by token.)
+ * give, the step of the plan under way, the answer ready, the turn stopped
+ * or failed. (The streaming text itself is not read out token by token.)
  */
 function Announcer({ turn }: { turn?: import('./turn').Turn }) {
   let text = ''
@@ -731,6 +743,7 @@ function Announcer({ turn }: { turn?: import('./turn').Turn }) {
     else if (turn.status === 'cancelled') text = 'The turn was cancelled.'
     else if (turn.status === 'max_turns') text = 'The turn stopped at the most model calls it may make.'
     else if (turn.status === 'error') text = `The turn failed: ${turn.error?.message ?? ''}`
+    else if (turn.plan) text = planAnnouncement(turn.plan)
   }
   return (
     <div className="sr-only" aria-live="polite" role="status">

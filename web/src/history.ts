@@ -1,6 +1,7 @@
 // A stored session turned into what the page shows: the same blocks a live
 // turn makes (turn.ts), so that a reloaded session looks as it did.
 
+import { openInReminder, openSteps, planTool, PlanTracker } from './plan'
 import type { Block, ToolCard } from './turn'
 import type { Checkpoint, FileAction, RestoreInfo, SessionDetail, StoredMessage, ToolRun } from './types'
 
@@ -64,6 +65,9 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
     runs.set(r.call_id, list)
   }
   const out: Entry[] = []
+  // The plan as the messages so far leave it: a reminder says how many of
+  // its steps were open.
+  const plan = new PlanTracker()
   let current: Extract<Entry, { kind: 'assistant' }> | undefined
   const assistant = (m: StoredMessage) => {
     if (!current) {
@@ -91,6 +95,14 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
       current = undefined
       continue
     }
+    if (m.role === 'user' && m.reminder) {
+      // Hearth's words (strict_plan sent the model back to its plan), not
+      // the user's: a note inside the turn, as the live turn shows it, with
+      // none of a prompt's actions.
+      const text = m.content ?? ''
+      assistant(m).blocks.push({ kind: 'reminder', open: plan.plan ? openSteps(plan.plan) : openInReminder(text), text })
+      continue
+    }
     switch (m.role) {
       case 'user':
         current = undefined
@@ -101,12 +113,14 @@ export function entries(s: Pick<SessionDetail, 'messages' | 'tool_runs'>, upTo?:
         if (m.thinking) a.blocks.push({ kind: 'thinking', text: m.thinking, live: false })
         if (m.content) a.blocks.push({ kind: 'text', text: m.content })
         for (const c of m.tool_calls ?? []) {
+          if (c.name === planTool) plan.call(c.id, c.args)
           a.blocks.push({ kind: 'tool', id: c.id, name: c.name, args: c.args, state: 'pending', output: '', steps: [] })
         }
         if (m.partial) a.partial = true
         break
       }
       case 'tool': {
+        if (m.tool_name === planTool) plan.result(m.tool_call_id ?? '', m.content ?? '')
         const a = assistant(m)
         const card = lastCard(a.blocks, m.tool_call_id ?? '')
         const run = runs.get(m.tool_call_id ?? '')?.shift()
@@ -149,10 +163,13 @@ function lastCard(blocks: Block[], id: string): ToolCard | undefined {
   return undefined
 }
 
-/** lastUserSeq is the seq of the session's last user message, or undefined. */
+/**
+ * lastUserSeq is the seq of the session's last user message, or undefined:
+ * the user's, not a reminder Hearth sent within a turn.
+ */
 export function lastUserSeq(s: Pick<SessionDetail, 'messages'>): number | undefined {
   for (let i = s.messages.length - 1; i >= 0; i--) {
-    if (s.messages[i].role === 'user') return s.messages[i].seq
+    if (s.messages[i].role === 'user' && !s.messages[i].reminder) return s.messages[i].seq
   }
   return undefined
 }
@@ -245,7 +262,8 @@ export function turnSeqs(s: Pick<SessionDetail, 'messages'>, messages: string[])
   const groups: (TurnSeqs & { text: string })[] = []
   for (const m of s.messages ?? []) {
     if (m.role === 'system' || m.summary) continue
-    if (m.role === 'user') groups.push({ user: m.seq, last: m.seq, text: m.content ?? '' })
+    // A reminder is part of the turn it was sent in.
+    if (m.role === 'user' && !m.reminder) groups.push({ user: m.seq, last: m.seq, text: m.content ?? '' })
     else if (groups.length > 0) groups[groups.length - 1].last = m.seq
   }
   const out: (TurnSeqs | undefined)[] = messages.map(() => undefined)

@@ -2,6 +2,7 @@
 // shows (thinking, answer text, tool cards), as a pure function so that it
 // can be tested without a browser. docs/events.md is the contract.
 
+import { openSteps, planAfter, type PlanSteps } from './plan'
 import type { Decision, DoneReason, HearthEvent } from './types'
 
 /**
@@ -45,6 +46,12 @@ export type Block =
   | { kind: 'text'; text: string }
   | ToolCard
   | { kind: 'compressed'; text: string }
+  /**
+   * Hearth sent the model back to its plan (strict_plan): open steps were
+   * left when it answered; text is what the model was told. Hearth's note,
+   * not a prompt of the user's.
+   */
+  | { kind: 'reminder'; open?: number; text: string }
 
 /** How a turn stands. */
 export type TurnStatus = 'running' | DoneReason
@@ -59,6 +66,8 @@ export interface Turn {
   status: TurnStatus
   error?: { code: string; message: string }
   usage: { input: number; output: number }
+  /** The plan as this turn's events left it (null: cleared); undefined while the turn has not changed it. */
+  plan?: PlanSteps
 }
 
 /** newTurn is a turn that has just been sent. */
@@ -187,6 +196,13 @@ export function applyEvent(t: Turn, ev: HearthEvent): Turn {
       next.blocks = blocks
       return next
     }
+    case 'plan': {
+      next.plan = planAfter(t.plan ?? null, ev)
+      if (ev.reminder) {
+        next.blocks = [...endThinking(t.blocks), { kind: 'reminder', open: openSteps(ev.steps ?? []), text: ev.reminder }]
+      }
+      return next
+    }
     case 'usage':
       next.usage = { input: t.usage.input + ev.input_tokens, output: t.usage.output + ev.output_tokens }
       return next
@@ -298,8 +314,9 @@ function step(steps: ToolCard['steps'], ev: HearthEvent): ToolCard['steps'] {
  * screen for at least one frame even when a tool finishes at once:
  * tool_call (pending), approval_required, a call's first tool_output
  * (running; streaming names the calls whose output has begun), and
- * tool_result. A frame also ends before thinking_end, so that reasoning is
- * seen live before it folds.
+ * tool_result; and a plan event, so that every state of the plan is
+ * painted. A frame also ends before thinking_end, so that reasoning is seen
+ * live before it folds.
  */
 export function takeFrame<T extends { ev: HearthEvent }>(queue: T[], streaming: ReadonlySet<string> = new Set()): [T[], T[]] {
   for (let i = 0; i < queue.length; i++) {
@@ -315,6 +332,7 @@ export function takeFrame<T extends { ev: HearthEvent }>(queue: T[], streaming: 
       case 'tool_call':
       case 'approval_required':
       case 'tool_result':
+      case 'plan':
         break
       default:
         continue

@@ -37,8 +37,29 @@ export type HearthEvent =
     }
   /** Files (and perhaps the conversation) were brought back; it comes from a restore, not a turn. */
   | ({ type: 'restore' } & RestoreInfo)
+  /**
+   * The model's whole plan, each time it changes (after its update_plan
+   * call id, before the call's result). With reminder (and no id): the
+   * model answered with steps open and Hearth sent it back (strict_plan).
+   */
+  | { type: 'plan'; id?: string; steps: PlanStep[]; reminder?: string }
   | { type: 'error'; code: string; message: string; retryable?: boolean; hint?: string }
   | { type: 'done'; reason: DoneReason; text: string }
+
+/** The state of a step of the plan: at most one is in_progress; a skipped one has a reason. */
+export type PlanStatus = 'pending' | 'in_progress' | 'done' | 'skipped'
+
+/** One step of the model's plan (the update_plan tool; docs/events.md, The plan). */
+export interface PlanStep {
+  step: string
+  status: PlanStatus
+  reason?: string
+}
+
+/** The checklist the model keeps of a task with several steps. */
+export interface Plan {
+  steps: PlanStep[]
+}
 
 /** Why a turn ended. */
 export type DoneReason = 'stop' | 'max_turns' | 'cancelled' | 'error'
@@ -87,6 +108,11 @@ export interface StoredMessage {
    * Hearth's words, not the model's, never sent to a model.
    */
   failure?: boolean
+  /**
+   * A user message Hearth wrote, not the user: the reminder strict_plan
+   * sent when the model answered with steps of its plan open.
+   */
+  reminder?: boolean
   created_at: string
 }
 
@@ -103,6 +129,8 @@ export interface ToolRun {
 export interface SessionDetail extends Session {
   messages: StoredMessage[]
   tool_runs: ToolRun[]
+  /** The plan the model keeps now (null: none; absent from an older server). */
+  plan?: Plan | null
 }
 
 /** A model GET /v1/models lists. */

@@ -18,6 +18,9 @@ const paths = {
   redo: 'M15 14l5-5-5-5M20 9H9.5a5.5 5.5 0 0 0 0 11H13',
   fork: 'M6 3v12M18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM6 21a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
   archive: 'M3 4h18v4H3zM5 8v12h14V8M10 12h4',
+  minus: 'M6 12h12',
+  list: 'M9 6h11M9 12h11M9 18h11M4.5 6h.01M4.5 12h.01M4.5 18h.01',
+  back: 'M10 7l-5 5 5 5M5 12h9a5 5 0 0 1 5 5v1',
 } as const
 
 /** Icon is a small line icon; it is decoration, hidden from screen readers. */

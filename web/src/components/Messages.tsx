@@ -1,5 +1,6 @@
 import { memo, useEffect, useRef, useState, type ReactNode } from 'react'
 import { Markdown } from '../markdown'
+import { planCallText, planTool, reminderText, stepsOfArgs } from '../plan'
 import type { Block, ToolCard, TurnStatus } from '../turn'
 import type { Decision } from '../types'
 import { Icon } from './Icon'
@@ -128,6 +129,52 @@ export const ToolCardView = memo(function ToolCardView({
   )
 })
 
+/**
+ * PlanCall is a call of the plan tool: one quiet line ("Plan updated:
+ * 2/4"), since the plan panel shows the plan itself.
+ */
+export function PlanCall({ card }: { card: ToolCard }) {
+  const text = planCallText(card.state, card.args, card.result)
+  const steps = stepsOfArgs(card.args)
+  const running = card.state === 'pending' || card.state === 'running'
+  return (
+    <p
+      className={`plan-call state-${card.state}`}
+      data-testid="tool-card"
+      data-tool={card.name}
+      data-state={card.state}
+      title={steps && card.state === 'done' ? steps.map((s, i) => `${i + 1}. [${s.status.replace('_', ' ')}] ${s.step}`).join('\n') : undefined}
+    >
+      <span className="plan-call-icon" aria-hidden="true">
+        {running ? <span className="spinner" /> : <Icon name={card.state === 'failed' ? 'cross' : 'list'} size={14} />}
+      </span>
+      {text}
+    </p>
+  )
+}
+
+/**
+ * HearthNote is what Hearth itself told the model within the turn: the
+ * model answered with steps of its plan open, and was sent back to them.
+ * Hearth's words, not a prompt of the user's; the words are behind a
+ * disclosure.
+ */
+export function HearthNote({ open, text }: { open?: number; text: string }) {
+  return (
+    <div className="hearth-note" data-testid="plan-reminder" role="note" aria-label="Note from Hearth">
+      <details>
+        <summary>
+          <Icon name="back" size={14} /> {reminderText(open)}
+        </summary>
+        <p className="hearth-note-text">
+          <span className="muted">Hearth told the model: </span>
+          {text}
+        </p>
+      </details>
+    </div>
+  )
+}
+
 function Diff({ text }: { text: string }) {
   return (
     <pre className="diff">
@@ -180,7 +227,9 @@ export function AssistantMessage({
               </div>
             )
           case 'tool':
-            return <ToolCardView key={i} card={b} onAnswer={onAnswer} />
+            return b.name === planTool && b.state !== 'approval' ? <PlanCall key={i} card={b} /> : <ToolCardView key={i} card={b} onAnswer={onAnswer} />
+          case 'reminder':
+            return <HearthNote key={i} open={b.open} text={b.text} />
           case 'compressed':
             return (
               <p key={i} className="note muted">
