@@ -279,6 +279,7 @@ function errorTitle(code: string): string {
   if (code.startsWith('provider_')) return 'The model server failed.'
   if (code === 'session_busy') return 'This session is busy.'
   if (code === 'tool_loop') return 'The model kept repeating itself.'
+  if (code === 'unreadable_tool_calls') return 'The model kept writing tool calls that could not be read.'
   return 'The turn failed.'
 }
 
