@@ -243,7 +243,6 @@ func TestTUIScreenshotsPlan(t *testing.T) {
 	os.MkdirAll(e.ws, 0o755)
 	os.WriteFile(filepath.Join(e.ws, "parser.go"), []byte("package calc\n\nfunc tokens(s []string) []string {\n\tvar out []string\n\tfor i := 0; i < len(s)-1; i++ {\n\t\tout = append(out, s[i])\n\t}\n\treturn out\n}\n"), 0o644)
 	g := newModelGate(t, e, "Parser fix")
-	// No skipped step: termshot's font has no ⊘.
 	steps := []string{"Read the parser", "Fix the off-by-one in the token loop", "Run the tests", "Note the fix in the changelog"}
 	P, I, D := agent.PlanPending, agent.PlanInProgress, agent.PlanDone
 	s := startTUIEnv(t, e, w, h, []string{"HOME=" + home}, "--approval-mode", "auto_edit")

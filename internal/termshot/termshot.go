@@ -427,6 +427,14 @@ func shape(img *image.RGBA, r rune, b image.Rectangle, c color.Color) bool {
 		line(0.5, 0.45, 0.5, 0.68, 1.5)
 		line(0.5, 0.76, 0.5, 0.78, 1.5)
 		return true
+	case r == '⊘': // a circle struck through (a step skipped)
+		const segs = 24
+		for i := 0; i < segs; i++ {
+			a, b := 2*math.Pi*float64(i)/segs, 2*math.Pi*float64(i+1)/segs
+			line(0.5+0.35*math.Cos(a), 0.55+0.25*math.Sin(a), 0.5+0.35*math.Cos(b), 0.55+0.25*math.Sin(b), 1.2)
+		}
+		line(0.25, 0.75, 0.75, 0.35, 1.2)
+		return true
 	case r == '▸' || r == '▶':
 		for y := 0.35; y <= 0.75; y += 0.02 {
 			line(0.3, y, 0.3+0.5*(0.2-math.Abs(y-0.55))/0.2, y, 1)
