@@ -612,3 +612,23 @@ func TestSessionModeAndUnattended(t *testing.T) {
 		}
 	})
 }
+
+// TestHostToolNamedUpdatePlan: a program that registers its own
+// update_plan keeps it; Hearth's plan tool steps aside.
+func TestHostToolNamedUpdatePlan(t *testing.T) {
+	type todo struct {
+		Item string `json:"item"`
+	}
+	mine := hearth.Func("update_plan", "The app's own to-do list", hearth.ReadOnly, func(ctx context.Context, a todo) (string, error) { return "noted", nil })
+	srv := llmtest.New(t)
+	a, err := hearth.New(hearth.Config{Provider: hearth.Ollama(srv.URL), Model: "m", Tools: []hearth.Tool{mine}, Workspace: t.TempDir(),
+		Profile: hearth.Profile{Tools: []string{"*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	sp, _, ok := a.ToolSpec("update_plan")
+	if !ok || sp.Description != "The app's own to-do list" {
+		t.Errorf("update_plan is %+v", sp)
+	}
+}

@@ -223,8 +223,10 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 		}
 	}
 	// The plan is offered where the profile selects it (by name, "*" or
-	// "@read-only").
-	if err := all.Add(agent.NewPlanTool()); err != nil {
+	// "@read-only"), unless a host tool has its name: the host's stays.
+	if _, taken := all.Get(agent.PlanToolName); taken {
+		a.log.Info("a host tool is named " + agent.PlanToolName + ": Hearth's plan tool is not offered")
+	} else if err := all.Add(agent.NewPlanTool()); err != nil {
 		return nil, fmt.Errorf("hearth: %w", err)
 	}
 	var subs []*agent.SubAgent

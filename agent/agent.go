@@ -161,8 +161,8 @@ type run struct {
 	lastSig     string
 	sameCount   int
 	failedCount int
-	// unreadable counts the calls in a row whose arguments (or whole
-	// call, written as text) could not be read.
+	// unreadable counts the replies in a row with a call whose
+	// arguments (or whole call, written as text) could not be read.
 	unreadable int
 	// plan is the model's checklist; planTouched is set once the run
 	// changed it, reminded once it sent the model back to it.
@@ -225,28 +225,30 @@ func (r *run) loop(history []llm.Message) {
 			return
 		}
 		if len(msg.ToolCalls) == 0 {
-			if r.remindPlan() {
+			if turn < r.a.maxTurns() && r.remindPlan() {
 				continue
 			}
 			r.res.Reason = DoneStop
 			return
 		}
+		unreadable := ""
 		for i, tc := range msg.ToolCalls {
 			if r.ctx.Err() != nil {
-				// Every call keeps its result, so that the history
-				// stays valid for the next turn.
-				for _, rest := range msg.ToolCalls[i:] {
-					r.add(toolMessage(rest, "not run: the turn was cancelled"), false)
-				}
+				r.notRun(msg.ToolCalls[i:], "not run: the turn was cancelled")
 				r.res.Reason = DoneCancelled
 				return
 			}
+			if i == MaxCallsPerReply {
+				r.notRun(msg.ToolCalls[i:], fmt.Sprintf("not run: at most %d tool calls of one reply run; make fewer at a time", MaxCallsPerReply))
+				break
+			}
 			content, stop := r.runCall(tc)
 			r.add(toolMessage(tc, content), false)
+			if tc.ArgsError != "" {
+				unreadable = strings.TrimPrefix(content, "Error: ")
+			}
 			if stop != nil {
-				for _, rest := range msg.ToolCalls[i+1:] {
-					r.add(toolMessage(rest, "not run: "+stop.Error()), false)
-				}
+				r.notRun(msg.ToolCalls[i+1:], "not run: the turn was stopped")
 				r.fail(stop)
 				return
 			}
@@ -255,7 +257,36 @@ func (r *run) loop(history []llm.Message) {
 			r.res.Reason = DoneCancelled
 			return
 		}
+		// A reply with a call that could not be read got its corrections;
+		// replies that go on writing such calls end the turn.
+		if unreadable == "" {
+			r.unreadable = 0
+		} else if r.unreadable++; r.unreadable >= r.a.maxRepeats() {
+			r.fail(&turnError{code: CodeUnreadableCalls, msg: fmt.Sprintf("stopped: the model wrote tool calls that could not be read in %d replies in a row (the last: %s); it may not follow the tool protocol: try another model, or another --tool-mode", r.unreadable, unreadable)})
+			return
+		}
 	}
+}
+
+// MaxCallsPerReply bounds the tool calls run from one model reply; the
+// rest get a result saying they did not run.
+const MaxCallsPerReply = 32
+
+// notRun gives each call its result, saying why it did not run, so that
+// every call has one (in the history, for the next turn, and as an event,
+// for a front end waiting on it).
+func (r *run) notRun(calls []llm.ToolCall, why string) {
+	for _, tc := range calls {
+		r.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Name, Error: why})
+		r.add(toolMessage(tc, why), false)
+	}
+}
+
+func (a *Agent) maxRepeats() int {
+	if a.MaxRepeats > 0 {
+		return a.MaxRepeats
+	}
+	return DefaultMaxRepeats
 }
 
 // remindPlan sends the model back to its plan when it answered with steps
@@ -313,7 +344,7 @@ func (r *run) maybeCompress() {
 		a.log().Warn("could not compress the conversation", "error", err)
 		return
 	}
-	summary = withPlan(summary, r.plan)
+	summary = WithPlan(summary, r.plan)
 	r.msgs = append([]llm.Message{summary}, r.msgs[cut:]...)
 	if r.o.OnCompact != nil {
 		r.o.OnCompact(cut, summary)
@@ -483,19 +514,10 @@ func (r *run) runCall(tc llm.ToolCall) (content string, stop error) {
 	if !ok {
 		r.failedCount++
 	}
-	if tc.ArgsError != "" {
-		r.unreadable++
-	} else {
-		r.unreadable = 0
-	}
-	limit := a.MaxRepeats
-	if limit <= 0 {
-		limit = DefaultMaxRepeats
-	}
+	limit := a.maxRepeats()
 	switch {
-	case r.unreadable >= limit:
-		return content, &turnError{code: CodeUnreadableCalls, msg: fmt.Sprintf("stopped: the model wrote %d tool calls in a row that could not be read (the last: %s); it may not follow the tool protocol: try another model, or another --tool-mode", r.unreadable, errText)}
-	case !ok && r.failedCount >= limit:
+	case !ok && r.failedCount >= limit && tc.ArgsError == "":
+		// (Calls that cannot be read are counted by reply, in loop.)
 		return content, &turnError{code: CodeToolLoop, msg: fmt.Sprintf("stopped: the model made the same failing call %d times in a row (%s: %s)", r.failedCount, tc.Name, errText)}
 	case r.sameCount >= 2*limit:
 		return content, &turnError{code: CodeToolLoop, msg: fmt.Sprintf("stopped: the model made the same call %d times in a row (%s)", r.sameCount, tc.Name)}
@@ -511,7 +533,7 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 		return false, "", "", fmt.Sprintf("unknown tool %q: no tools are available", tc.Name)
 	}
 	t, found := a.Tools.Get(tc.Name)
-	if tc.ArgsError != "" && (tc.Name == "" || !found || strings.HasSuffix(tc.ArgsError, "</tool_call>")) {
+	if tc.ArgsError != "" && tc.FromText && (tc.Name == "" || !found || strings.HasSuffix(tc.ArgsError, "</tool_call>")) {
 		// A call written as text that could not be read: the error says
 		// how to write it (the prompted protocol's correction ends with
 		// the form to use).

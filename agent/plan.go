@@ -166,19 +166,25 @@ func clip(s string, n int) string {
 // the last one cleared it). Give it every message of the session, the
 // compacted ones too: a summary replaced a call the plan still follows.
 func PlanOf(msgs []llm.Message) *Plan {
-	accepted := map[string]bool{}
-	for _, m := range msgs {
-		if m.Role == llm.RoleTool && m.ToolName == PlanToolName && planAccepted(m.Content) {
-			accepted[m.ToolCallID] = true
-		}
-	}
 	var plan *Plan
-	for _, m := range msgs {
-		if m.Role != llm.RoleAssistant {
+	for i, m := range msgs {
+		if m.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
+		// A call's result is among the tool messages right after its
+		// reply: ids are unique within one reply only (servers reuse
+		// "call_0").
+		accepted := map[string]bool{}
+		for _, res := range msgs[i+1:] {
+			if res.Role != llm.RoleTool {
+				break
+			}
+			if res.ToolName == PlanToolName && planAccepted(res.Content) {
+				accepted[res.ToolCallID] = true
+			}
+		}
 		for _, tc := range m.ToolCalls {
-			if tc.Name != PlanToolName || !accepted[tc.ID] {
+			if tc.Name != PlanToolName || tc.ArgsError != "" || !accepted[tc.ID] {
 				continue
 			}
 			if p, err := ParsePlan(tc.Args); err == nil {
@@ -287,9 +293,9 @@ func planReminder(p *Plan) string {
 		len(open), strings.Join(names, ", "), PlanToolName)
 }
 
-// withPlan adds the plan to a summary of the conversation, so that a
+// WithPlan adds the plan to a summary of the conversation, so that a
 // compression does not lose it.
-func withPlan(summary llm.Message, p *Plan) llm.Message {
+func WithPlan(summary llm.Message, p *Plan) llm.Message {
 	if p == nil || len(p.Steps) == 0 {
 		return summary
 	}

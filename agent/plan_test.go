@@ -82,6 +82,11 @@ func TestPlanOf(t *testing.T) {
 		{"one never run does not count", []llm.Message{asst(first), result("c1", "Plan saved: 0 of 2"), asst(second), result("c2", "not run: the turn was cancelled")}, "1. [in progress] a\n2. [pending] b"},
 		{"one without a result does not count", []llm.Message{asst(first), result("c1", "Plan saved: 0 of 2"), asst(second)}, "1. [in progress] a\n2. [pending] b"},
 		{"cleared", []llm.Message{asst(first), result("c1", "Plan saved: 0 of 2"), asst(planCall("c3")), result("c3", "Plan cleared.")}, ""},
+		// Servers reuse ids across replies: a call is paired with the
+		// results right after its own reply only.
+		{"a reused id that never ran", []llm.Message{asst(planCall("c1", "a", "in_progress")), result("c1", "Plan saved: 0 of 1"), asst(planCall("c1", "a", "done"))}, "1. [in progress] a"},
+		{"an unreadable call with a reused id", []llm.Message{asst(planCall("c1", "a", "in_progress")), result("c1", "Plan saved: 0 of 1"),
+			asst(llm.ToolCall{ID: "c1", Name: PlanToolName, Args: json.RawMessage(`{}`), ArgsError: "bad"}), result("c1", "Plan cleared.")}, "1. [in progress] a"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,7 +283,7 @@ func TestUnreadableCallsStop(t *testing.T) {
 	rec := &recorder{}
 	a := &Agent{Provider: w.new(srv), Model: "m", Tools: planRegistry(t)}
 	res := a.Run(context.Background(), user("read"), rec.emit)
-	if res.Reason != DoneError || CodeOf(res.Err) != CodeUnreadableCalls || !strings.Contains(res.Err.Error(), "3 tool calls in a row that could not be read") {
+	if res.Reason != DoneError || CodeOf(res.Err) != CodeUnreadableCalls || !strings.Contains(res.Err.Error(), "could not be read in 3 replies in a row") {
 		t.Fatalf("%+v", res)
 	}
 	if n := len(rec.results()); n != 3 {
@@ -295,5 +300,62 @@ func TestPlanNotForSubAgents(t *testing.T) {
 	}
 	if _, ok := reg.Get(PlanToolName); ok || len(reg.Names()) == 0 {
 		t.Errorf("child tools: %v", reg.Names())
+	}
+}
+
+// TestCallsNotRunGetResults: the calls of a reply that did not run (the
+// turn stopped, or the reply had more than MaxCallsPerReply) each get a
+// tool_result event and a result in the history.
+func TestCallsNotRunGetResults(t *testing.T) {
+	w := wires[1]
+	srv := llmtest.New(t)
+	var many []llmtest.Part
+	for i := range MaxCallsPerReply + 3 {
+		many = append(many, llmtest.Call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	bad := func(n int) llmtest.Scenario {
+		return w.stream("m", llmtest.Call("read_file", `{"path": [`+strings.Repeat(" ", n)), llmtest.Call("read_file", `{"path":"ok"}`), llmtest.Call("read_file", `{"path": {`+strings.Repeat(" ", n)))
+	}
+	srv.Enqueue(w.path, w.stream("m", many...), bad(1), bad(2), bad(3))
+	rec := &recorder{}
+	a := &Agent{Provider: w.new(srv), Model: "m", Tools: planRegistry(t)}
+	res := a.Run(context.Background(), user("read"), rec.emit)
+	if res.Reason != DoneError || CodeOf(res.Err) != CodeUnreadableCalls {
+		t.Fatalf("%+v", res)
+	}
+	// (The fake numbers calls per reply: ids repeat across replies.)
+	calls, results := 0, len(rec.results())
+	for _, e := range rec.events {
+		if e.Type == EventToolCall {
+			calls++
+		}
+	}
+	if calls != MaxCallsPerReply+3+9 || results != calls {
+		t.Errorf("%d calls, %d results", calls, results)
+	}
+	notRun := 0
+	for _, m := range res.Messages {
+		if m.Role == llm.RoleTool && strings.HasPrefix(m.Content, "not run: at most 32 tool calls") {
+			notRun++
+		}
+	}
+	if notRun != 3 {
+		t.Errorf("%d calls over the cap said so", notRun)
+	}
+}
+
+// TestNoReminderOnTheLastCall: an answer on the last model call the turn
+// allows is the answer, open steps or not: a reminder would leave no call
+// to answer it.
+func TestNoReminderOnTheLastCall(t *testing.T) {
+	w := wires[0]
+	srv := llmtest.New(t)
+	srv.Enqueue(w.path,
+		w.stream("m", llmtest.Call(PlanToolName, planSteps("Read a", "in_progress"))),
+		w.stream("m", llmtest.Text("Here is the answer.")))
+	a := &Agent{Provider: w.new(srv), Model: "m", Tools: planRegistry(t), StrictPlan: true, MaxTurns: 2}
+	res := a.Run(context.Background(), user("go"), func(Event) {})
+	if res.Reason != DoneStop || res.Text != "Here is the answer." {
+		t.Fatalf("%+v", res)
 	}
 }

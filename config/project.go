@@ -35,7 +35,10 @@ import (
 //	    OpenAI-compatible one must give), without keys (api_key and
 //	    api_key_env are dropped; no keychain key nor HEARTH_API_KEY is given
 //	    to them), never one of the user's names nor a dialect's (ollama,
-//	    openai).
+//	    openai); their tool_mode applies to them only.
+//	strict_plan (top level and in profiles): on wins: it holds the model to
+//	    its own plan, and a project may not turn off what the user turned
+//	    on.
 //	mcp_servers, subagents: ignored: the one starts programs or reaches
 //	    servers, the other adds a tool with the project's own prompt.
 //	compression_threshold: ignored: it depends on the user's model and
@@ -55,7 +58,8 @@ import (
 //	    the workspace they add nothing, outside they widen); system_prompt
 //	    ignored (a project's notes go in HEARTH.md or AGENTS.md, which are
 //	    added to the prompt as the project's); think only where the user set
-//	    none (it changes how long the model reasons, not what it may do).
+//	    none (it changes how long the model reasons, not what it may do);
+//	    strict_plan as above.
 
 // maxProjectConfig bounds a project's config file: it is read whole.
 const maxProjectConfig = 1 << 20

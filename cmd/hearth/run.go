@@ -354,6 +354,12 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		return fmt.Errorf("%w: %v", errPrinted, fail)
 	case res.Reason == agent.DoneError:
 		return errSilent{res.Err}
+	case err != nil && f.format != "text":
+		// The turn's own done has gone out (the JSON result says
+		// "store"): the store's failure goes to stderr, not as a second
+		// end of the stream.
+		a.stderr().Line("hearth: " + termtext.String(err.Error()))
+		return errSilent{err}
 	case err != nil:
 		return err
 	}

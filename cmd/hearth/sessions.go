@@ -312,6 +312,11 @@ func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, fu
 				fmt.Fprintf(w, "\n## Summary of earlier turns%s\n\n%s\n", num, strings.TrimPrefix(m.Content, "[Summary of the earlier conversation]\n"))
 				continue
 			}
+			if m.Reminder {
+				// Hearth's words to the model (a strict plan), not yours.
+				fmt.Fprintf(w, "\n## Hearth, to the model%s\n\n%s\n", num, m.Content)
+				continue
+			}
 			fmt.Fprintf(w, "\n## You%s\n\n%s\n", num, m.Content)
 		case llm.RoleAssistant:
 			if m.Failure {

@@ -231,6 +231,16 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	if len(seqs) > 0 {
 		turnSeq = seqs[len(seqs)-1]
 	}
+	if t.Retry {
+		// The message run again may be a reminder Hearth wrote: the
+		// turn is the user's prompt before it.
+		for i := len(stored) - 1; i >= 0; i-- {
+			if m := stored[i]; m.Role == llm.RoleUser && !m.Reminder && !m.Summary {
+				turnSeq = m.Seq
+				break
+			}
+		}
+	}
 	checkpointed := false
 	// Since the last checkpoint of the turn (lastTree), only the files the
 	// calls since named may have changed, when those calls were the
@@ -486,6 +496,11 @@ func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, 
 	if err != nil {
 		return err
 	}
+	plan, err := planOf(ctx, st, id, stored)
+	if err != nil {
+		return err
+	}
+	summary = agent.WithPlan(summary, plan)
 	cutSeqs, before := compaction(seqs, cut)
 	_, err = st.Compact(context.WithoutCancel(ctx), id, cutSeqs, before, session.Message{Message: summary})
 	return err
