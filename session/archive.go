@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"time"
 )
 
 // ErrExists is returned (wrapped) by Import for a session whose id the
@@ -14,17 +16,19 @@ var ErrExists = errors.New("a session with this id exists")
 // Archive is a whole session as stored: the session (archived or not, the
 // fork it is, if one), every message (with its seq, flags, tokens and
 // time, the compacted ones and the summaries included), the token usage of
-// its model calls, the record of its tool runs and its checkpoints, oldest
-// first; and, in Children, the same for the sessions of the sub-agents it
-// started (whose own sub-agents are in theirs).
+// its model calls (with their cost), the record of its tool runs and its
+// checkpoints, oldest first; and, in Children, the same for the sessions
+// of the sub-agents it started (whose own sub-agents are in theirs).
 //
-// The counts of Session (MessageCount, InputTokens, OutputTokens) are what
-// the store said when it was exported; Import does not read them. Neither
-// does it read the IDs of Checkpoints: they are the store's own (see
-// Archiver).
+// The counts of Session (MessageCount, InputTokens, OutputTokens, Cost,
+// Unpriced) are what the store said when it was exported; Import does not
+// read them. Neither does it read the IDs of Checkpoints: they are the
+// store's own (see Archiver). The usage keeps each call's cost (nil: no
+// price known) and cached input tokens.
 //
 // An archive written before sessions had checkpoints, forks and an
-// archived mark (without those fields) is imported as a session with none.
+// archived mark (without those fields) is imported as a session with none;
+// one written before usage had a cost, as calls without a price.
 type Archive struct {
 	Session     Session
 	Messages    []Message
@@ -50,7 +54,12 @@ type Archiver interface {
 	// the ids, seqs, flags, tokens, tool calls' JSON, images, times,
 	// usage, tool runs and checkpoints (but their IDs) as they are. A
 	// session (or child) whose id the store has fails with an error
-	// wrapping ErrExists.
+	// wrapping ErrExists. Each session's workspace path is kept, and the
+	// workspace made known: created, untrusted, with the session's times
+	// as its first and last use when it is new; else its first use moved
+	// back to the session's creation, its last use on to the session's
+	// update, when they are earlier or later. An import never changes a
+	// known workspace's name or trust.
 	Import(ctx context.Context, a *Archive) error
 	// SessionIDs lists the top-level sessions (those without a parent),
 	// oldest first.
@@ -120,4 +129,44 @@ func storedImages(m *Message) string {
 	}
 	b, _ := json.Marshal(m.Images)
 	return string(b)
+}
+
+// workspaceUse is what an import does to a workspace: its first use no
+// later than created, its last no earlier than used.
+type workspaceUse struct {
+	path          string
+	created, used time.Time
+}
+
+// archiveWorkspaces returns the workspaces of an archive's sessions (its
+// children's included), each with the earliest creation and the latest
+// update of its sessions, in the order of their paths (so that imports
+// that run at once take the workspaces' rows in one order).
+func archiveWorkspaces(a *Archive) []workspaceUse {
+	uses := map[string]*workspaceUse{}
+	var walk func(a *Archive)
+	walk = func(a *Archive) {
+		se := &a.Session
+		u := uses[se.Workspace]
+		if u == nil {
+			uses[se.Workspace] = &workspaceUse{path: se.Workspace, created: se.CreatedAt, used: se.UpdatedAt}
+		} else {
+			if se.CreatedAt.Before(u.created) {
+				u.created = se.CreatedAt
+			}
+			if se.UpdatedAt.After(u.used) {
+				u.used = se.UpdatedAt
+			}
+		}
+		for i := range a.Children {
+			walk(&a.Children[i])
+		}
+	}
+	walk(a)
+	out := make([]workspaceUse, 0, len(uses))
+	for _, u := range uses {
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
 }

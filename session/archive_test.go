@@ -98,7 +98,7 @@ func richSession(t *testing.T, s Store) string {
 	_, err = s.Append(ctx, top.ID, text(llm.RoleUser, "go on"), FailureMessage(errors.New("connection refused")))
 	must(err)
 	at := time.Date(2025, 3, 4, 5, 6, 7, 891_000_000, time.UTC)
-	must(s.RecordUsage(ctx, Usage{SessionID: top.ID, Model: "qwen3:4b", InputTokens: 1200, OutputTokens: 80, At: at}))
+	must(s.RecordUsage(ctx, Usage{SessionID: top.ID, Model: "qwen3:4b", InputTokens: 1200, CachedInputTokens: 800, OutputTokens: 80, Cost: i64(4_000_000_000_000_123), At: at}))
 	must(s.RecordUsage(ctx, Usage{SessionID: top.ID, Model: "qwen3:8b", InputTokens: 1300, OutputTokens: 90, At: at.Add(time.Hour)}))
 	must(s.RecordToolRun(ctx, ToolRun{SessionID: top.ID, CallID: "call_0", Name: "run_shell_command", Args: calls[0].Args, OK: true,
 		Output: "ok\n", Duration: 1234 * time.Millisecond, At: at.Add(time.Second)}))
@@ -122,7 +122,7 @@ func richSession(t *testing.T, s Store) string {
 		Message{Message: llm.Message{Role: llm.RoleTool, ToolCallID: "c", ToolName: "glob", Content: "parser.go"}},
 		text(llm.RoleAssistant, `{"files":["parser.go"]}`))
 	must(err)
-	must(s.RecordUsage(ctx, Usage{SessionID: child.ID, Model: "qwen3:4b", InputTokens: 300, OutputTokens: 20, At: at}))
+	must(s.RecordUsage(ctx, Usage{SessionID: child.ID, Model: "qwen3:4b", InputTokens: 300, OutputTokens: 20, Cost: i64(0), At: at}))
 	must(s.RecordToolRun(ctx, ToolRun{SessionID: child.ID, CallID: "c", Name: "glob", Args: json.RawMessage(`{"pattern":"**/*.go"}`), OK: true,
 		Output: "parser.go", Duration: time.Millisecond, At: at}))
 	_, err = s.AddCheckpoint(ctx, Checkpoint{SessionID: child.ID, Kind: CheckpointAfter, Turn: 1, Seq: 1, Tree: "c0ffee"})
@@ -288,6 +288,15 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	if day, _ := pg.UsageByDay(ctx, time.Time{}); len(day) != 1 || day[0].InputTokens != 2800 || day[0].OutputTokens != 190 {
 		t.Errorf("usage by day: %+v", day)
+	}
+	// The costs moved exactly: nil (no price) stays nil, 0 stays 0.
+	if a.Usage[0].Cost == nil || *a.Usage[0].Cost != 4_000_000_000_000_123 || a.Usage[0].CachedInputTokens != 800 || a.Usage[1].Cost != nil ||
+		child.Usage[0].Cost == nil || *child.Usage[0].Cost != 0 || a.Session.Cost == nil || *a.Session.Cost != 4_000_000_000_000_123 || a.Session.Unpriced != 1 {
+		t.Errorf("exported usage %+v %+v, session %+v", a.Usage, child.Usage, a.Session)
+	}
+	if tot, err := pg.UsageTotals(ctx, UsageFilter{}, ByTotal); err != nil || len(tot) != 1 ||
+		tot[0] != (UsageTotal{Calls: 3, InputTokens: 2800, OutputTokens: 190, CachedInputTokens: 800, Cost: 4_000_000_000_000_123, Unpriced: 1}) {
+		t.Errorf("imported usage totals %+v %v", tot, err)
 	}
 
 	back := archiveSQLite(t)
@@ -571,6 +580,65 @@ func TestArchiveOldFormat(t *testing.T) {
 		b, err := s.Export(ctx, "s-old")
 		if err != nil || len(b.Messages) != 2 || len(b.ToolRuns) != 1 || len(b.Children) != 1 || b.Checkpoints != nil {
 			t.Errorf("export %+v %v", b, err)
+		}
+	})
+}
+
+// TestArchiveWorkspaces: an import keeps each session's workspace path and
+// makes the workspace known: untrusted, with the sessions' times, when it
+// is new; a known one keeps its name and trust, its first use moves back
+// and its last use on to the imported sessions'.
+func TestArchiveWorkspaces(t *testing.T) {
+	ctx := context.Background()
+	src := archiveSQLite(t)
+	id := richSession(t, src) // in /home/me/src; its sub-agents' sessions in the unknown workspace
+	a, err := src.Export(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Session{Title: "elsewhere", Workspace: "/home/me/other"}
+	if err := src.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	b, err := src.Export(ctx, other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachArchiver(t, func(t *testing.T, s archiveStore) {
+		// Known, trusted and named, used before and after the session.
+		if _, err := s.AddWorkspace(ctx, Workspace{Path: "/home/me/other", Name: "Other", Trust: TrustTrusted}); err != nil {
+			t.Fatal(err)
+		}
+		known, err := s.Workspace(ctx, "/home/me/other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range []*Archive{a, b} {
+			if err := s.Import(ctx, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws, err := s.Workspaces(ctx)
+		if err != nil || len(ws) != 3 {
+			t.Fatalf("%+v %v", ws, err)
+		}
+		byPath := map[string]Workspace{}
+		for _, w := range ws {
+			byPath[w.Path] = w
+		}
+		top, kid := a.Session, a.Children[0].Session
+		if w := byPath["/home/me/src"]; w.Trust != TrustUntrusted || w.Name != "src" || w.Sessions != 1 || !w.CreatedAt.Equal(top.CreatedAt) || !w.LastUsed.Equal(top.UpdatedAt) {
+			t.Errorf("new workspace %+v, session %+v", w, top)
+		}
+		if w := byPath[""]; w.Trust != TrustUntrusted || w.Name != "unknown" || w.Sessions != 0 || !w.CreatedAt.Equal(kid.CreatedAt) {
+			t.Errorf("the sub-agents' workspace %+v", w)
+		}
+		if w := byPath["/home/me/other"]; w.Trust != TrustTrusted || w.Name != "Other" || w.Sessions != 1 || !w.CreatedAt.Equal(b.Session.CreatedAt) ||
+			!w.LastUsed.Equal(known.LastUsed) {
+			t.Errorf("a known workspace %+v (before the import %+v; the session %+v)", w, known, b.Session)
+		}
+		if se, err := s.Get(ctx, id); err != nil || se.Workspace != "/home/me/src" {
+			t.Errorf("%+v %v", se, err)
 		}
 	})
 }

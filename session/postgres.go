@@ -204,6 +204,47 @@ var pgMigrations = []string{
 	// 4: what Hearth told the model on its own during a turn
 	// (Message.Reminder).
 	`ALTER TABLE messages ADD COLUMN reminder boolean NOT NULL DEFAULT false;`,
+	// 5: the workspaces Hearth knows (a name of '' is the default one,
+	// given when read: see defaultName), made from the sessions' (the
+	// sessions recorded without one are in the workspace '', "unknown"):
+	// first used when its first session was created, last used when its
+	// last session was updated. And usage with its cost (Usage.Cost, in
+	// micro-units; NULL: no price known) and cached input tokens. The
+	// table gets the rights that sessions has (as in 2): every role that
+	// creates sessions touches workspaces.
+	`CREATE TABLE workspaces (
+		path       text PRIMARY KEY,
+		name       text NOT NULL DEFAULT '',
+		trust      text NOT NULL DEFAULT 'untrusted' CHECK (trust IN ('untrusted', 'read-only', 'trusted')),
+		created_at timestamptz NOT NULL,
+		last_used  timestamptz NOT NULL
+	);
+	CREATE INDEX workspaces_last_used ON workspaces(last_used DESC);
+	CREATE INDEX sessions_workspace ON sessions(workspace);
+	INSERT INTO workspaces (path, created_at, last_used)
+		SELECT workspace, min(created_at), max(updated_at) FROM sessions GROUP BY workspace;
+	ALTER TABLE usage ADD COLUMN cached_input_tokens integer NOT NULL DEFAULT 0,
+		ADD COLUMN cost bigint;
+	DO $$
+	DECLARE
+		g record;
+	BEGIN
+		FOR g IN SELECT a.grantee, a.privilege_type, r.rolname
+			FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+			WHERE c.oid = 'sessions'::regclass AND a.grantee <> c.relowner AND (r.rolname IS NULL OR r.rolname <> current_user)
+		LOOP
+			IF g.grantee = 0 THEN
+				EXECUTE format('GRANT %s ON workspaces TO PUBLIC', g.privilege_type);
+			ELSIF g.rolname IS NOT NULL THEN
+				EXECUTE format('GRANT %s ON workspaces TO %I', g.privilege_type, g.rolname);
+			END IF;
+		END LOOP;
+		FOR g IN SELECT r.rolname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+			WHERE c.oid = 'sessions'::regclass AND r.rolname <> current_user
+		LOOP
+			EXECUTE format('GRANT ALL ON workspaces TO %I', g.rolname);
+		END LOOP;
+	END $$;`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -1010,10 +1051,14 @@ func (p *Postgres) Create(ctx context.Context, se *Session) error {
 	if se.ParentID != "" {
 		parent = se.ParentID
 	}
-	_, err := p.pool.Exec(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+	// One round trip, one transaction (a batch outside one is run in an
+	// implicit transaction).
+	var b pgx.Batch
+	b.Queue(`INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`, pgText(se.ID), pgText(se.Title), pgText(se.Provider), pgText(se.Model), pgText(se.Workspace), parent, pgText(se.ParentCall),
 		se.Archived, pgText(se.ForkOf), se.ForkSeq, t)
-	if err != nil {
+	queueTouch(&b, se.Workspace, t, t)
+	if err := p.pool.SendBatch(ctx, &b).Close(); err != nil {
 		if isPgCode(err, "23505", "23503") {
 			return fmt.Errorf("create session %s: a session with this id exists, or its parent does not", se.ID)
 		}
@@ -1025,15 +1070,17 @@ func (p *Postgres) Create(ctx context.Context, se *Session) error {
 const pgSessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.archived, s.fork_of, s.fork_seq, s.created_at, s.updated_at,
 	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
 	(SELECT COALESCE(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id),
-	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id)`
+	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id),
+	(SELECT sum(cost)::bigint FROM usage u WHERE u.session_id = s.id),
+	(SELECT count(*) FROM usage u WHERE u.session_id = s.id AND u.cost IS NULL)`
 
 func scanPgSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var se Session
-	var count, in, out int64
+	var count, in, out, unpriced int64
 	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &se.Archived, &se.ForkOf, &se.ForkSeq,
-		&se.CreatedAt, &se.UpdatedAt, &count, &in, &out)
+		&se.CreatedAt, &se.UpdatedAt, &count, &in, &out, &se.Cost, &unpriced)
 	se.CreatedAt, se.UpdatedAt = se.CreatedAt.UTC(), se.UpdatedAt.UTC()
-	se.MessageCount, se.InputTokens, se.OutputTokens = int(count), int(in), int(out)
+	se.MessageCount, se.InputTokens, se.OutputTokens, se.Unpriced = int(count), int(in), int(out), int(unpriced)
 	return &se, err
 }
 
@@ -1059,6 +1106,10 @@ func (p *Postgres) List(ctx context.Context, opts ListOptions) ([]Session, error
 	} else {
 		args = append(args, pgText(opts.ParentID))
 		q += fmt.Sprintf("s.parent_id = $%d", len(args))
+	}
+	if opts.Workspace != nil {
+		args = append(args, pgText(*opts.Workspace))
+		q += fmt.Sprintf(" AND s.workspace = $%d", len(args))
 	}
 	if opts.Query != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(pgText(opts.Query)) + "%"
@@ -1292,13 +1343,13 @@ func (p *Postgres) Compact(ctx context.Context, id string, seqs []int, before in
 	return summary, nil
 }
 
-// RecordUsage stores one model call's token counts.
+// RecordUsage stores one model call's token counts and cost.
 func (p *Postgres) RecordUsage(ctx context.Context, u Usage) error {
 	if u.At.IsZero() {
 		u.At = time.Now()
 	}
-	_, err := p.pool.Exec(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES ($1, $2, $3, $4, $5)",
-		pgText(u.SessionID), pgText(u.Model), u.InputTokens, u.OutputTokens, pgTime(u.At))
+	_, err := p.pool.Exec(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, cached_input_tokens, cost, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+		pgText(u.SessionID), pgText(u.Model), u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.Cost, pgTime(u.At))
 	if err != nil {
 		return errSession("record usage of", u.SessionID, p.connError(err))
 	}
@@ -1357,23 +1408,185 @@ func (p *Postgres) readToolRuns(ctx context.Context, q pgQuerier, id string) ([]
 
 // UsageByDay sums usage per UTC day.
 func (p *Postgres) UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error) {
-	rows, err := p.pool.Query(ctx, `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(input_tokens), sum(output_tokens)
-		FROM usage WHERE at >= $1 GROUP BY day ORDER BY day`, pgTime(since))
+	return usageByDay(ctx, p, since)
+}
+
+// pgUsageKeys are the SQL of UsageTotals' keys, by grouping.
+var pgUsageKeys = map[string]string{
+	ByTotal:     "''",
+	BySession:   "u.session_id",
+	ByModel:     "u.model",
+	ByWorkspace: "s.workspace",
+	ByDay:       "to_char(u.at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+}
+
+// UsageTotals sums usage rows with PostgreSQL's sum() of integers, which
+// is exact (numeric for bigint, cast back: an overflow fails rather than
+// round). Keys are ordered byte by byte (COLLATE "C"), as SQLite orders
+// them.
+func (p *Postgres) UsageTotals(ctx context.Context, f UsageFilter, by string) ([]UsageTotal, error) {
+	if err := checkGroup(by); err != nil {
+		return nil, err
+	}
+	q := `SELECT (` + pgUsageKeys[by] + `) COLLATE "C" AS k, count(*), COALESCE(sum(u.input_tokens), 0)::bigint, COALESCE(sum(u.output_tokens), 0)::bigint,
+		COALESCE(sum(u.cached_input_tokens), 0)::bigint, COALESCE(sum(u.cost), 0)::bigint, count(*) - count(u.cost)
+		FROM usage u`
+	if by == ByWorkspace || f.Workspace != nil {
+		q += " JOIN sessions s ON s.id = u.session_id"
+	}
+	q += " WHERE true"
+	var args []any
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		q += fmt.Sprintf(" AND "+cond, len(args))
+	}
+	if !f.Since.IsZero() {
+		arg("u.at >= $%d", pgTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		arg("u.at < $%d", pgTime(f.Until))
+	}
+	if f.SessionID != "" {
+		arg("u.session_id = $%d", pgText(f.SessionID))
+	}
+	if f.Model != "" {
+		arg("u.model = $%d", pgText(f.Model))
+	}
+	if f.Workspace != nil {
+		arg("s.workspace = $%d", pgText(*f.Workspace))
+	}
+	if by != ByTotal {
+		q += ` GROUP BY k ORDER BY k`
+	}
+	rows, err := p.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("usage by day: %w", p.connError(err))
+		return nil, fmt.Errorf("usage totals: %w", p.connError(err))
 	}
 	defer rows.Close()
-	var out []DayUsage
+	out := []UsageTotal{}
 	for rows.Next() {
-		var d DayUsage
-		var in, outTok int64
-		if err := rows.Scan(&d.Day, &in, &outTok); err != nil {
-			return nil, err
+		var t UsageTotal
+		var calls, unpriced int64
+		if err := rows.Scan(&t.Key, &calls, &t.InputTokens, &t.OutputTokens, &t.CachedInputTokens, &t.Cost, &unpriced); err != nil {
+			return nil, fmt.Errorf("usage totals: %w", err)
 		}
-		d.InputTokens, d.OutputTokens = int(in), int(outTok)
-		out = append(out, d)
+		t.Calls, t.Unpriced = int(calls), int(unpriced)
+		out = append(out, t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("usage totals: %w", p.connError(err))
+	}
+	return out, nil
+}
+
+// pgTouch is the statement that records a use of a workspace ($1)
+// between $2 and $3: it makes it (untrusted) when it is new, else moves
+// its first use back to $2 and its last use on to $3, if they are earlier
+// or later. One statement: processes that run it at once for a new path
+// make one row (INSERT … ON CONFLICT waits for the other's, then
+// updates it).
+const pgTouch = `INSERT INTO workspaces AS w (path, created_at, last_used) VALUES ($1, $2, $3)
+	ON CONFLICT (path) DO UPDATE SET created_at = LEAST(w.created_at, EXCLUDED.created_at), last_used = GREATEST(w.last_used, EXCLUDED.last_used)`
+
+// queueTouch queues pgTouch.
+func queueTouch(b *pgx.Batch, path string, created, used time.Time) {
+	b.Queue(pgTouch, pgText(path), pgTime(created), pgTime(used))
+}
+
+// pgWorkspaceColumns are what a Workspace is read from (the table as w).
+const pgWorkspaceColumns = `w.path, w.name, w.trust, w.created_at, w.last_used,
+	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
+
+func scanPgWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
+	var w Workspace
+	var trust string
+	var n int64
+	err := sc.Scan(&w.Path, &w.Name, &trust, &w.CreatedAt, &w.LastUsed, &n)
+	w.Trust, w.Sessions = Trust(trust), int(n)
+	w.CreatedAt, w.LastUsed = w.CreatedAt.UTC(), w.LastUsed.UTC()
+	named(&w)
+	return w, err
+}
+
+// Workspace returns the workspace of path.
+func (p *Postgres) Workspace(ctx context.Context, path string) (*Workspace, error) {
+	w, err := scanPgWorkspace(p.pool.QueryRow(ctx, "SELECT "+pgWorkspaceColumns+" FROM workspaces w WHERE w.path = $1", pgText(path)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errNoWorkspace(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", path, p.connError(err))
+	}
+	return &w, nil
+}
+
+// Workspaces lists the workspaces, most recently used first.
+func (p *Postgres) Workspaces(ctx context.Context) ([]Workspace, error) {
+	rows, err := p.pool.Query(ctx, "SELECT "+pgWorkspaceColumns+` FROM workspaces w ORDER BY w.last_used DESC, w.path COLLATE "C"`)
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", p.connError(err))
+	}
+	defer rows.Close()
+	out := []Workspace{}
+	for rows.Next() {
+		w, err := scanPgWorkspace(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", p.connError(err))
+	}
+	return out, nil
+}
+
+// AddWorkspace makes a workspace known, or renames it or changes its
+// trust, in one statement.
+func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
+	trust, err := addTrust(w.Trust)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, err)
+	}
+	var name, level *string
+	if w.Name != "" {
+		n := pgText(w.Name)
+		name = &n
+	}
+	if trust != "" {
+		l := string(trust)
+		level = &l
+	}
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, created_at, last_used)
+		VALUES ($1, COALESCE($2::text, ''), COALESCE($3::text, 'untrusted'), $4, $4)
+		ON CONFLICT (path) DO UPDATE SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust)
+		RETURNING `+pgWorkspaceColumns, pgText(w.Path), name, level, pgNow()))
+	if err != nil {
+		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, p.connError(err))
+	}
+	return got, nil
+}
+
+// TouchWorkspace records a use of a workspace now, in one statement.
+func (p *Postgres) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
+	t := pgNow()
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, pgTouch+" RETURNING "+pgWorkspaceColumns, pgText(path), t, t))
+	if err != nil {
+		return Workspace{}, fmt.Errorf("touch workspace %s: %w", path, p.connError(err))
+	}
+	return got, nil
+}
+
+// RemoveWorkspace forgets a workspace; its sessions stay.
+func (p *Postgres) RemoveWorkspace(ctx context.Context, path string) error {
+	tag, err := p.pool.Exec(ctx, "DELETE FROM workspaces WHERE path = $1", pgText(path))
+	if err != nil {
+		return fmt.Errorf("remove workspace %s: %w", path, p.connError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errNoWorkspace(path)
+	}
+	return nil
 }
 
 // Lock takes the session for this process: a row in session_locks naming

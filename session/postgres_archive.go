@@ -78,7 +78,7 @@ func (p *Postgres) export(ctx context.Context, tx pgx.Tx, id string, depth int) 
 }
 
 func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usage, error) {
-	rows, err := tx.Query(ctx, "SELECT model, input_tokens, output_tokens, at FROM usage WHERE session_id = $1 ORDER BY id", id)
+	rows, err := tx.Query(ctx, "SELECT model, input_tokens, output_tokens, cached_input_tokens, cost, at FROM usage WHERE session_id = $1 ORDER BY id", id)
 	if err != nil {
 		return nil, p.connError(err)
 	}
@@ -86,7 +86,7 @@ func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usa
 	var out []Usage
 	for rows.Next() {
 		u := Usage{SessionID: id}
-		if err := rows.Scan(&u.Model, &u.InputTokens, &u.OutputTokens, &u.At); err != nil {
+		if err := rows.Scan(&u.Model, &u.InputTokens, &u.OutputTokens, &u.CachedInputTokens, &u.Cost, &u.At); err != nil {
 			return nil, err
 		}
 		u.At = u.At.UTC()
@@ -102,7 +102,8 @@ func (p *Postgres) exportUsage(ctx context.Context, tx pgx.Tx, id string) ([]Usa
 // (with new IDs, in order), then its children, in one transaction. Text
 // goes through pgText, as every write of this store's does: a NUL or
 // invalid UTF-8 (which SQLite keeps and PostgreSQL's text cannot hold)
-// becomes U+FFFD.
+// becomes U+FFFD. The workspaces of the sessions are touched with their
+// times (see Archiver), in the order of their paths.
 func (p *Postgres) Import(ctx context.Context, a *Archive) error {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -111,6 +112,13 @@ func (p *Postgres) Import(ctx context.Context, a *Archive) error {
 	defer tx.Rollback(context.Background())
 	if err := p.importSession(ctx, tx, a, ""); err != nil {
 		return err
+	}
+	var b pgx.Batch
+	for _, w := range archiveWorkspaces(a) {
+		queueTouch(&b, w.path, w.created, w.used)
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return errSession("import", a.Session.ID, p.connError(err))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return errSession("import", a.Session.ID, p.connError(err))
@@ -161,9 +169,9 @@ func (p *Postgres) importSession(ctx context.Context, tx pgx.Tx, a *Archive, par
 	if len(a.Usage) > 0 {
 		rows := make([][]any, len(a.Usage))
 		for i, u := range a.Usage {
-			rows[i] = []any{id, pgText(u.Model), u.InputTokens, u.OutputTokens, pgTime(u.At)}
+			rows[i] = []any{id, pgText(u.Model), u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.Cost, pgTime(u.At)}
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"usage"}, []string{"session_id", "model", "input_tokens", "output_tokens", "at"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"usage"}, []string{"session_id", "model", "input_tokens", "output_tokens", "cached_input_tokens", "cost", "at"},
 			pgx.CopyFromRows(rows)); err != nil {
 			return errSession("import", se.ID, p.connError(err))
 		}

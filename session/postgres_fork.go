@@ -165,6 +165,9 @@ func (p *Postgres) Fork(ctx context.Context, id string, through int, into *Sessi
 	if err != nil {
 		return errSession("fork", id, p.connError(err))
 	}
+	if _, err := tx.Exec(ctx, pgTouch, pgText(f.Workspace), t, t); err != nil {
+		return errSession("fork", id, p.connError(err))
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
 			tokens, partial, compacted, summary, failure, reminder, before_seq, created_at)
 		SELECT $1::text, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -577,7 +578,7 @@ func TestPostgresMigrateFrom2(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "5" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	got, err := a.Get(ctx, "s1")
@@ -623,5 +624,98 @@ func TestPostgresMigrateFrom2(t *testing.T) {
 	}
 	if l, err := a.List(ctx, ListOptions{Archived: true}); err != nil || len(l) != 1 || l[0].ID != "s1" || l[0].MessageCount != 1 {
 		t.Errorf("archived %+v %v", l, err)
+	}
+}
+
+// TestPostgresMigrateFrom4: a database of schema 4 (before workspaces and
+// costs), with sessions in two folders and one without, whose tables a
+// second role was granted, is brought to schema 5 by its owner: a
+// workspace for each folder and the unknown one, untrusted, first used
+// when its first session was created, last used when its last one was
+// updated; nothing else changes, the usage it had is unpriced; the second
+// role gets the rights on workspaces it has on sessions, and creates
+// sessions (which touch their workspace) and workspaces.
+func TestPostgresMigrateFrom4(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := pgtest.URL(t)
+	admin := pgConn(t, raw)
+	roles := pgRoles(t, admin, 2)
+	pgExec(t, admin, "ALTER DATABASE "+pgDatabase(t, raw)+" OWNER TO "+roles[0])
+	owner := pgConn(t, urlAs(t, raw, roles[0]))
+	pgExec(t, owner, `CREATE TABLE hearth_meta (key text PRIMARY KEY, value text NOT NULL);
+		INSERT INTO hearth_meta (key, value) VALUES ('application', 'hearth'), ('schema_version', '4')`)
+	for _, m := range pgMigrations[:4] {
+		pgExec(t, owner, m)
+	}
+	at := func(ms int64) time.Time { return time.UnixMilli(1_767_000_000_000 + ms).UTC() }
+	pgExec(t, owner, `INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES
+		('a1', 'first in a', '/home/me/a', $1, $2), ('a2', 'second in a', '/home/me/a', $3, $4),
+		('b1', 'in b', '/home/me/b', $5, $6), ('x', 'without', '', $7, $8)`,
+		at(1000), at(5000), at(3000), at(9000), at(2000), at(2500), at(4000), at(4100))
+	pgExec(t, owner, "INSERT INTO sessions (id, title, workspace, parent_id, parent_call, created_at, updated_at) VALUES ('kid', 'sub-agent', '/home/me/a', 'a1', 'c', $1, $2)", at(900), at(9500))
+	pgExec(t, owner, "UPDATE sessions SET archived = true WHERE id = 'a2'")
+	pgExec(t, owner, "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ('a1', 1, 'user', 'hello', $1)", at(1000))
+	pgExec(t, owner, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES ('a1', 'm', 10, 2, $1), ('x', 'm', 30, 4, $2)", at(1001), at(4001))
+	pgExec(t, admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT SELECT ON sessions TO PUBLIC")
+
+	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
+	var v string
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "5" || v != fmt.Sprint(len(pgMigrations)) {
+		t.Fatalf("schema_version %q %v", v, err)
+	}
+	ws, err := a.Workspaces(ctx)
+	want := []Workspace{
+		{Path: "/home/me/a", Name: "a", Trust: TrustUntrusted, CreatedAt: at(900), LastUsed: at(9500), Sessions: 2},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, CreatedAt: at(4000), LastUsed: at(4100), Sessions: 1},
+		{Path: "/home/me/b", Name: "b", Trust: TrustUntrusted, CreatedAt: at(2000), LastUsed: at(2500), Sessions: 1},
+	}
+	if err != nil || !reflect.DeepEqual(ws, want) {
+		t.Fatalf("workspaces:\n%+v %v\nwant\n%+v", ws, err, want)
+	}
+	if se, err := a.Get(ctx, "a1"); err != nil || se.Title != "first in a" || se.Workspace != "/home/me/a" || se.MessageCount != 1 || se.InputTokens != 10 ||
+		se.Cost != nil || se.Unpriced != 1 || !se.CreatedAt.Equal(at(1000)) {
+		t.Errorf("a1: %+v %v", se, err)
+	}
+	tot, err := a.UsageTotals(ctx, UsageFilter{}, ByWorkspace)
+	if err != nil || len(tot) != 2 || tot[0] != (UsageTotal{Key: "", Calls: 1, InputTokens: 30, OutputTokens: 4, Unpriced: 1}) ||
+		tot[1] != (UsageTotal{Key: "/home/me/a", Calls: 1, InputTokens: 10, OutputTokens: 2, Unpriced: 1}) {
+		t.Errorf("usage by workspace %+v %v", tot, err)
+	}
+
+	// The second role: the rights on workspaces it has on sessions.
+	for _, priv := range []string{"SELECT", "INSERT", "UPDATE", "DELETE"} {
+		var has bool
+		if err := admin.QueryRow(ctx, "SELECT has_table_privilege($1, 'workspaces', $2)", roles[1], priv).Scan(&has); err != nil || !has {
+			t.Errorf("%s on workspaces: %v %v", priv, has, err)
+		}
+	}
+	var truncate, public, publicInsert bool
+	if err := admin.QueryRow(ctx, `SELECT has_table_privilege($1, 'workspaces', 'TRUNCATE'), has_table_privilege('public', 'workspaces', 'SELECT'),
+			has_table_privilege('public', 'workspaces', 'INSERT')`, roles[1]).Scan(&truncate, &public, &publicInsert); err != nil || truncate || !public || publicInsert {
+		t.Errorf("TRUNCATE %v (not granted on sessions), PUBLIC's SELECT %v and INSERT %v: %v", truncate, public, publicInsert, err)
+	}
+	b := openPostgresAs(t, urlAs(t, raw, roles[1]), "B")
+	if err := b.Create(ctx, &Session{ID: "c1", Workspace: "/home/me/c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Create(ctx, &Session{ID: "a3", Workspace: "/home/me/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := b.AddWorkspace(ctx, Workspace{Path: "/home/me/b", Trust: TrustTrusted}); err != nil || w.Trust != TrustTrusted || !w.CreatedAt.Equal(at(2000)) {
+		t.Errorf("B trusts b: %+v %v", w, err)
+	}
+	if err := b.RecordUsage(ctx, Usage{SessionID: "c1", Model: "m", InputTokens: 5, CachedInputTokens: 2, Cost: i64(12)}); err != nil {
+		t.Fatal(err)
+	}
+	ws, err = a.Workspaces(ctx)
+	if err != nil || len(ws) != 4 || ws[0].Path != "/home/me/a" || ws[0].Sessions != 3 || !ws[0].CreatedAt.Equal(at(900)) || ws[1].Path != "/home/me/c" ||
+		ws[3].Trust != TrustTrusted {
+		t.Errorf("after B: %+v %v", ws, err)
+	}
+	if se, err := a.Get(ctx, "c1"); err != nil || se.Cost == nil || *se.Cost != 12 || se.Unpriced != 0 {
+		t.Errorf("c1: %+v %v", se, err)
 	}
 }

@@ -11,20 +11,24 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hearth-agent/hearth/llm"
 )
 
-// ErrNotFound is returned for a session id the store does not have.
+// ErrNotFound is returned for a session id the store does not have (and,
+// wrapped in an error that says so, for a workspace it does not know).
 var ErrNotFound = errors.New("no such session")
 
 // Session is one conversation.
 type Session struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Provider  string    `json:"provider,omitempty"`
-	Model     string    `json:"model,omitempty"`
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Workspace names the session's workspace by its path (see
+	// Workspace); "" is the unknown one.
 	Workspace string    `json:"workspace,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -43,6 +47,15 @@ type Session struct {
 	MessageCount int `json:"message_count"`
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// Cost sums the cost of the session's priced model calls, in
+	// micro-units of the user's currency (see Usage.Cost): nil when none
+	// was priced (no call, or none with a price). Unpriced counts its
+	// calls without a price: when it is above 0 the cost is incomplete
+	// (or, with Cost nil, unknown), and must be shown as such. Like the
+	// token counts, they are the session's own calls, not its
+	// sub-agents'. Filled by Get and List.
+	Cost     *int64 `json:"cost"`
+	Unpriced int    `json:"unpriced"`
 }
 
 // Message is one stored message.
@@ -87,13 +100,104 @@ type ToolRun struct {
 	At        time.Time       `json:"at"`
 }
 
-// Usage is the token count of one model call.
+// Usage is the token count of one model call, and its cost.
 type Usage struct {
-	SessionID    string    `json:"session_id"`
-	Model        string    `json:"model"`
-	InputTokens  int       `json:"input_tokens"`
-	OutputTokens int       `json:"output_tokens"`
-	At           time.Time `json:"at"`
+	SessionID   string `json:"session_id"`
+	Model       string `json:"model"`
+	InputTokens int    `json:"input_tokens"`
+	// CachedInputTokens are the input tokens the provider served from
+	// its prompt cache: a part of InputTokens, not more of them.
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	OutputTokens      int `json:"output_tokens"`
+	// Cost is what the call cost, in micro-units (millionths) of the
+	// user's currency (see internal/pricing): an integer, summed exactly.
+	// nil means that no price was known: never shown, nor summed, as 0.
+	Cost *int64    `json:"cost"`
+	At   time.Time `json:"at"`
+}
+
+// UsageFilter selects usage rows; zero fields select all.
+type UsageFilter struct {
+	// Since and Until bound the rows' time: Since <= At < Until.
+	Since, Until time.Time
+	// SessionID keeps the rows of that session (not its sub-agents').
+	SessionID string
+	// Model keeps the rows of that model.
+	Model string
+	// Workspace keeps the rows whose session is in that workspace (""
+	// the unknown one); nil: all.
+	Workspace *string
+}
+
+// UsageTotal sums usage rows that share Key.
+type UsageTotal struct {
+	// Key is the session id, model, workspace path or day (2006-01-02,
+	// UTC), by what was asked; "" for a grand total.
+	Key               string `json:"key"`
+	Calls             int    `json:"calls"`
+	InputTokens       int64  `json:"input_tokens"`
+	OutputTokens      int64  `json:"output_tokens"`
+	CachedInputTokens int64  `json:"cached_input_tokens"`
+	// Cost sums the priced calls' costs, in micro-units.
+	Cost int64 `json:"cost"`
+	// Unpriced counts the calls with no price: when > 0 the cost is
+	// incomplete (unknown when Unpriced == Calls), and shown as such.
+	Unpriced int `json:"unpriced"`
+}
+
+// The groupings of UsageTotals.
+const (
+	ByTotal     = ""
+	BySession   = "session"
+	ByModel     = "model"
+	ByWorkspace = "workspace"
+	ByDay       = "day"
+)
+
+// Trust is what a workspace's own files may do: untrusted (the default
+// for a folder never seen: its project config may only tighten), read-only
+// (reading only, whatever the approval mode), trusted (its project config
+// applies as the user's own would). The store keeps it; the places where
+// effects happen enforce it.
+type Trust string
+
+// The trust levels.
+const (
+	TrustUntrusted Trust = "untrusted"
+	TrustReadOnly  Trust = "read-only"
+	TrustTrusted   Trust = "trusted"
+)
+
+// ParseTrust reads a trust level: untrusted, read-only (or readonly,
+// read_only) or trusted, in any case.
+func ParseTrust(s string) (Trust, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "untrusted":
+		return TrustUntrusted, nil
+	case "read-only", "readonly", "read_only":
+		return TrustReadOnly, nil
+	case "trusted":
+		return TrustTrusted, nil
+	}
+	return "", fmt.Errorf("unknown trust level %q: use trusted, read-only or untrusted", s)
+}
+
+// Workspace is a folder Hearth has worked in.
+type Workspace struct {
+	// Path is the folder, absolute with its symlinks resolved (by the
+	// caller: the store keeps it as given); the key. "" is the "unknown"
+	// workspace of the sessions recorded without one.
+	Path string `json:"path"`
+	// Name is what the user calls it; by default the folder's base name
+	// ("unknown" for "").
+	Name  string `json:"name"`
+	Trust Trust  `json:"trust"`
+	// CreatedAt is its first use, LastUsed its last.
+	CreatedAt time.Time `json:"created_at"`
+	LastUsed  time.Time `json:"last_used"`
+	// Sessions counts the top-level sessions in it, archived included
+	// (filled by Workspace and Workspaces).
+	Sessions int `json:"sessions"`
 }
 
 // DayUsage sums the usage of one day (UTC).
@@ -113,6 +217,9 @@ type ListOptions struct {
 	ParentID string
 	// Archived lists the archived sessions instead of the others.
 	Archived bool
+	// Workspace keeps the sessions of that workspace path ("" the
+	// unknown one); nil: all.
+	Workspace *string
 }
 
 // Checkpoint is a recorded state of a session's workspace: a snapshot of
@@ -158,7 +265,9 @@ const (
 
 // Store keeps sessions. Implementations are safe for concurrent use.
 type Store interface {
-	// Create stores a new session; an empty ID gets a fresh one.
+	// Create stores a new session; an empty ID gets a fresh one. Its
+	// workspace (s.Workspace, "" the unknown one) is touched, in the same
+	// transaction: created, untrusted, when it is new.
 	Create(ctx context.Context, s *Session) error
 	// Get returns a session, or ErrNotFound.
 	Get(ctx context.Context, id string) (*Session, error)
@@ -184,6 +293,32 @@ type Store interface {
 	ToolRuns(ctx context.Context, id string) ([]ToolRun, error)
 	// UsageByDay sums usage per day since since.
 	UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error)
+	// UsageTotals sums the usage f selects, grouped by by: "" (one grand
+	// total, Key "", also when nothing is selected), "session", "model",
+	// "workspace" (the workspace of the row's session) or "day" (UTC);
+	// in the order of Key. The sums are exact (integers; an overflow of
+	// int64 is an error, not a wrong figure).
+	UsageTotals(ctx context.Context, f UsageFilter, by string) ([]UsageTotal, error)
+	// Workspace returns the workspace of path, or an error wrapping
+	// ErrNotFound.
+	Workspace(ctx context.Context, path string) (*Workspace, error)
+	// Workspaces lists the known workspaces, most recently used first.
+	Workspaces(ctx context.Context) ([]Workspace, error)
+	// AddWorkspace creates the workspace w.Path (trust untrusted when
+	// w.Trust is "", name the default when w.Name is "", first and last
+	// use now) or, when it exists, changes only what w sets (Name,
+	// Trust). It returns the stored workspace.
+	AddWorkspace(ctx context.Context, w Workspace) (Workspace, error)
+	// TouchWorkspace records a use of the workspace path now, creating it
+	// (untrusted) if it is new, atomically (one statement, or one
+	// transaction): processes that touch a new path at once make one
+	// workspace, without error. It returns the
+	// stored workspace (whose Trust is what the caller enforces).
+	TouchWorkspace(ctx context.Context, path string) (Workspace, error)
+	// RemoveWorkspace forgets a workspace (an error wrapping ErrNotFound
+	// if it is not known). Its sessions stay, and keep their path; a new
+	// session there makes it known again, untrusted.
+	RemoveWorkspace(ctx context.Context, path string) error
 	// AddCheckpoint records a checkpoint of a stored session and returns
 	// it with its ID and CreatedAt set (ErrNotFound: no such session).
 	AddCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error)
@@ -198,8 +333,8 @@ type Store interface {
 	// empty), holding a copy of session id's messages up to and including
 	// seq through (all when through <= 0), with the same seqs and marks,
 	// the records of their tool runs, and the checkpoints taken up to
-	// there; into.ForkOf and ForkSeq are set. One transaction: the fork is
-	// whole or not made.
+	// there; into.ForkOf and ForkSeq are set. Its workspace is touched, as
+	// by Create. One transaction: the fork is whole or not made.
 	Fork(ctx context.Context, id string, through int, into *Session) error
 	// Truncate removes a session's messages after seq through, and the
 	// checkpoints taken after it, in one transaction (the conversation is

@@ -110,6 +110,25 @@ var migrations = []string{
 	// 5: what Hearth told the model on its own during a turn
 	// (Message.Reminder).
 	`ALTER TABLE messages ADD COLUMN reminder INTEGER NOT NULL DEFAULT 0;`,
+	// 6: the workspaces Hearth knows (a name of '' is the default one,
+	// given when read: see defaultName), made from the sessions' (the
+	// sessions recorded without one are in the workspace '', "unknown"):
+	// first used when its first session was created, last used when its
+	// last session was updated. And usage with its cost (Usage.Cost, in
+	// micro-units; NULL: no price known) and cached input tokens.
+	`CREATE TABLE workspaces (
+		path       TEXT PRIMARY KEY,
+		name       TEXT NOT NULL DEFAULT '',
+		trust      TEXT NOT NULL DEFAULT 'untrusted' CHECK (trust IN ('untrusted', 'read-only', 'trusted')),
+		created_at INTEGER NOT NULL,
+		last_used  INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX workspaces_last_used ON workspaces(last_used DESC);
+	CREATE INDEX sessions_workspace ON sessions(workspace);
+	INSERT INTO workspaces (path, created_at, last_used)
+		SELECT workspace, min(created_at), max(updated_at) FROM sessions GROUP BY workspace;
+	ALTER TABLE usage ADD COLUMN cached_input_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE usage ADD COLUMN cost INTEGER;`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -290,12 +309,23 @@ func (s *SQLite) Create(ctx context.Context, se *Session) error {
 	if se.ParentID != "" {
 		parent = se.ParentID
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return errSession("create", se.ID, s.fileError(err))
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, title, provider, model, workspace, parent_id, parent_call, archived, fork_of, fork_seq, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, se.ID, se.Title, se.Provider, se.Model, se.Workspace, parent, se.ParentCall, se.Archived, se.ForkOf, se.ForkSeq, t, t)
 	if err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("create session %s: a session with this id exists, or its parent does not", se.ID)
 		}
+		return errSession("create", se.ID, s.fileError(err))
+	}
+	if err := touchWorkspace(ctx, tx, se.Workspace, t, t); err != nil {
+		return errSession("create", se.ID, s.fileError(err))
+	}
+	if err := tx.Commit(); err != nil {
 		return errSession("create", se.ID, s.fileError(err))
 	}
 	return nil
@@ -309,14 +339,20 @@ func isConstraint(err error) bool {
 const sessionColumns = `s.id, s.title, s.provider, s.model, s.workspace, COALESCE(s.parent_id, ''), s.parent_call, s.archived, s.fork_of, s.fork_seq, s.created_at, s.updated_at,
 	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
 	(SELECT COALESCE(sum(input_tokens), 0) FROM usage u WHERE u.session_id = s.id),
-	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id)`
+	(SELECT COALESCE(sum(output_tokens), 0) FROM usage u WHERE u.session_id = s.id),
+	(SELECT sum(cost) FROM usage u WHERE u.session_id = s.id),
+	(SELECT count(*) FROM usage u WHERE u.session_id = s.id AND u.cost IS NULL)`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var se Session
 	var created, updated, archived int64
+	var cost sql.NullInt64
 	err := sc.Scan(&se.ID, &se.Title, &se.Provider, &se.Model, &se.Workspace, &se.ParentID, &se.ParentCall, &archived, &se.ForkOf, &se.ForkSeq, &created, &updated,
-		&se.MessageCount, &se.InputTokens, &se.OutputTokens)
+		&se.MessageCount, &se.InputTokens, &se.OutputTokens, &cost, &se.Unpriced)
 	se.CreatedAt, se.UpdatedAt, se.Archived = fromMillis(created), fromMillis(updated), archived != 0
+	if cost.Valid {
+		se.Cost = &cost.Int64
+	}
 	return &se, err
 }
 
@@ -342,6 +378,10 @@ func (s *SQLite) List(ctx context.Context, opts ListOptions) ([]Session, error) 
 	} else {
 		q += "s.parent_id = ?"
 		args = append(args, opts.ParentID)
+	}
+	if opts.Workspace != nil {
+		q += " AND s.workspace = ?"
+		args = append(args, *opts.Workspace)
 	}
 	if opts.Query != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(opts.Query) + "%"
@@ -585,13 +625,13 @@ func (s *SQLite) Compact(ctx context.Context, id string, seqs []int, before int,
 	return summary, nil
 }
 
-// RecordUsage stores one model call's token counts.
+// RecordUsage stores one model call's token counts and cost.
 func (s *SQLite) RecordUsage(ctx context.Context, u Usage) error {
 	if u.At.IsZero() {
 		u.At = time.Now()
 	}
-	_, err := s.db.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?)",
-		u.SessionID, u.Model, u.InputTokens, u.OutputTokens, u.At.UnixMilli())
+	_, err := s.db.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, cached_input_tokens, cost, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		u.SessionID, u.Model, u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.Cost, u.At.UnixMilli())
 	if err != nil {
 		return errSession("record usage of", u.SessionID, s.fileError(err))
 	}
@@ -647,21 +687,199 @@ func (s *SQLite) readToolRuns(ctx context.Context, q sqlQuerier, id string) ([]T
 
 // UsageByDay sums usage per UTC day.
 func (s *SQLite) UsageByDay(ctx context.Context, since time.Time) ([]DayUsage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, sum(input_tokens), sum(output_tokens)
-		FROM usage WHERE at >= ? GROUP BY day ORDER BY day`, since.UnixMilli())
+	return usageByDay(ctx, s, since)
+}
+
+// usageKeys are the SQL of UsageTotals' keys, by grouping.
+var usageKeys = map[string]string{
+	ByTotal:     "''",
+	BySession:   "u.session_id",
+	ByModel:     "u.model",
+	ByWorkspace: "s.workspace",
+	ByDay:       "strftime('%Y-%m-%d', u.at / 1000, 'unixepoch')",
+}
+
+// UsageTotals sums usage rows with SQLite's sum() of integers, which is
+// exact (and fails on an overflow rather than round).
+func (s *SQLite) UsageTotals(ctx context.Context, f UsageFilter, by string) ([]UsageTotal, error) {
+	if err := checkGroup(by); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + usageKeys[by] + ` AS k, count(*), COALESCE(sum(u.input_tokens), 0), COALESCE(sum(u.output_tokens), 0),
+		COALESCE(sum(u.cached_input_tokens), 0), COALESCE(sum(u.cost), 0), count(*) - count(u.cost)
+		FROM usage u`
+	if by == ByWorkspace || f.Workspace != nil {
+		q += " JOIN sessions s ON s.id = u.session_id"
+	}
+	q += " WHERE 1 = 1"
+	var args []any
+	if !f.Since.IsZero() {
+		q += " AND u.at >= ?"
+		args = append(args, f.Since.UnixMilli())
+	}
+	if !f.Until.IsZero() {
+		q += " AND u.at < ?"
+		args = append(args, f.Until.UnixMilli())
+	}
+	if f.SessionID != "" {
+		q += " AND u.session_id = ?"
+		args = append(args, f.SessionID)
+	}
+	if f.Model != "" {
+		q += " AND u.model = ?"
+		args = append(args, f.Model)
+	}
+	if f.Workspace != nil {
+		q += " AND s.workspace = ?"
+		args = append(args, *f.Workspace)
+	}
+	if by != ByTotal {
+		q += " GROUP BY k ORDER BY k"
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("usage by day: %w", s.fileError(err))
+		return nil, fmt.Errorf("usage totals: %w", s.fileError(err))
 	}
 	defer rows.Close()
-	var out []DayUsage
+	out := []UsageTotal{}
 	for rows.Next() {
-		var d DayUsage
-		if err := rows.Scan(&d.Day, &d.InputTokens, &d.OutputTokens); err != nil {
-			return nil, err
+		var t UsageTotal
+		if err := rows.Scan(&t.Key, &t.Calls, &t.InputTokens, &t.OutputTokens, &t.CachedInputTokens, &t.Cost, &t.Unpriced); err != nil {
+			return nil, fmt.Errorf("usage totals: %w", err)
 		}
-		out = append(out, d)
+		out = append(out, t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("usage totals: %w", s.fileError(err))
+	}
+	return out, nil
+}
+
+// sqlExecer is what writes go through: the database, or a transaction.
+type sqlExecer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// touchWorkspace records a use of workspace path between created and
+// used (milliseconds): it makes it (untrusted) when it is new, else moves
+// its first use back to created and its last use on to used, if they are
+// earlier or later.
+func touchWorkspace(ctx context.Context, db sqlExecer, path string, created, used int64) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO workspaces (path, created_at, last_used) VALUES (?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_used = max(last_used, excluded.last_used)`,
+		path, created, used)
+	return err
+}
+
+// workspaceColumns are what a Workspace is read from (the table as w).
+const workspaceColumns = `w.path, w.name, w.trust, w.created_at, w.last_used,
+	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
+
+func scanWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
+	var w Workspace
+	var created, used int64
+	err := sc.Scan(&w.Path, &w.Name, &w.Trust, &created, &used, &w.Sessions)
+	w.CreatedAt, w.LastUsed = fromMillis(created), fromMillis(used)
+	named(&w)
+	return w, err
+}
+
+// Workspace returns the workspace of path.
+func (s *SQLite) Workspace(ctx context.Context, path string) (*Workspace, error) {
+	w, err := scanWorkspace(s.db.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w WHERE w.path = ?", path))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNoWorkspace(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", path, s.fileError(err))
+	}
+	return &w, nil
+}
+
+// Workspaces lists the workspaces, most recently used first.
+func (s *SQLite) Workspaces(ctx context.Context) ([]Workspace, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w ORDER BY w.last_used DESC, w.path")
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", s.fileError(err))
+	}
+	defer rows.Close()
+	out := []Workspace{}
+	for rows.Next() {
+		w, err := scanWorkspace(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", s.fileError(err))
+	}
+	return out, nil
+}
+
+// AddWorkspace makes a workspace known, or renames it or changes its
+// trust, in one transaction.
+func (s *SQLite) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
+	trust, err := addTrust(w.Trust)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, err)
+	}
+	var name, level any
+	if w.Name != "" {
+		name = w.Name
+	}
+	if trust != "" {
+		level = string(trust)
+	}
+	got, err := s.upsertWorkspace(ctx, w.Path, `INSERT INTO workspaces AS w (path, name, trust, created_at, last_used)
+		VALUES (?1, COALESCE(?2, ''), COALESCE(?3, 'untrusted'), ?4, ?4)
+		ON CONFLICT (path) DO UPDATE SET name = COALESCE(?2, w.name), trust = COALESCE(?3, w.trust)`, w.Path, name, level, now())
+	if err != nil {
+		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, s.fileError(err))
+	}
+	return got, nil
+}
+
+// upsertWorkspace runs an upsert of workspace path and reads it back, in
+// one transaction (which holds the file's write lock from its start:
+// another process's upsert waits for it).
+func (s *SQLite) upsertWorkspace(ctx context.Context, path, upsert string, args ...any) (Workspace, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Workspace{}, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, upsert, args...); err != nil {
+		return Workspace{}, err
+	}
+	got, err := scanWorkspace(tx.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w WHERE w.path = ?", path))
+	if err != nil {
+		return Workspace{}, err
+	}
+	return got, tx.Commit()
+}
+
+// TouchWorkspace records a use of a workspace now, in one transaction.
+func (s *SQLite) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
+	t := now()
+	got, err := s.upsertWorkspace(ctx, path, `INSERT INTO workspaces (path, created_at, last_used) VALUES (?1, ?2, ?2)
+		ON CONFLICT (path) DO UPDATE SET last_used = max(last_used, excluded.last_used)`, path, t)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("touch workspace %s: %w", path, s.fileError(err))
+	}
+	return got, nil
+}
+
+// RemoveWorkspace forgets a workspace; its sessions stay.
+func (s *SQLite) RemoveWorkspace(ctx context.Context, path string) error {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM workspaces WHERE path = ?", path)
+	if err != nil {
+		return fmt.Errorf("remove workspace %s: %w", path, s.fileError(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errNoWorkspace(path)
+	}
+	return nil
 }
 
 // marshalCalls encodes tool calls as stored: their arguments compact, and

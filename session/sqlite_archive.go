@@ -86,7 +86,7 @@ func (s *SQLite) export(ctx context.Context, tx *sql.Tx, id string, depth int) (
 }
 
 func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usage, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT model, input_tokens, output_tokens, at FROM usage WHERE session_id = ? ORDER BY id", id)
+	rows, err := tx.QueryContext(ctx, "SELECT model, input_tokens, output_tokens, cached_input_tokens, cost, at FROM usage WHERE session_id = ? ORDER BY id", id)
 	if err != nil {
 		return nil, s.fileError(err)
 	}
@@ -95,17 +95,22 @@ func (s *SQLite) exportUsage(ctx context.Context, tx *sql.Tx, id string) ([]Usag
 	for rows.Next() {
 		u := Usage{SessionID: id}
 		var at int64
-		if err := rows.Scan(&u.Model, &u.InputTokens, &u.OutputTokens, &at); err != nil {
+		var cost sql.NullInt64
+		if err := rows.Scan(&u.Model, &u.InputTokens, &u.OutputTokens, &u.CachedInputTokens, &cost, &at); err != nil {
 			return nil, err
 		}
 		u.At = fromMillis(at)
+		if cost.Valid {
+			u.Cost = &cost.Int64
+		}
 		out = append(out, u)
 	}
 	return out, rows.Err()
 }
 
 // Import writes a session, its messages, usage, tool runs and checkpoints
-// (with new IDs, in order), then its children, in one transaction.
+// (with new IDs, in order), then its children, in one transaction. The
+// workspace of each is touched with the session's times (see Archiver).
 func (s *SQLite) Import(ctx context.Context, a *Archive) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -114,6 +119,11 @@ func (s *SQLite) Import(ctx context.Context, a *Archive) error {
 	defer tx.Rollback()
 	if err := s.importSession(ctx, tx, a, ""); err != nil {
 		return err
+	}
+	for _, w := range archiveWorkspaces(a) {
+		if err := touchWorkspace(ctx, tx, w.path, w.created.UnixMilli(), w.used.UnixMilli()); err != nil {
+			return errSession("import", a.Session.ID, s.fileError(err))
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return errSession("import", a.Session.ID, s.fileError(err))
@@ -166,8 +176,8 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 		}
 	}
 	for _, u := range a.Usage {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?)",
-			se.ID, u.Model, u.InputTokens, u.OutputTokens, u.At.UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO usage (session_id, model, input_tokens, output_tokens, cached_input_tokens, cost, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			se.ID, u.Model, u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.Cost, u.At.UnixMilli()); err != nil {
 			return errSession("import", se.ID, s.fileError(err))
 		}
 	}

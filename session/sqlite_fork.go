@@ -162,6 +162,9 @@ func (s *SQLite) Fork(ctx context.Context, id string, through int, into *Session
 		}
 		return errSession("fork", id, s.fileError(err))
 	}
+	if err := touchWorkspace(ctx, tx, f.Workspace, t, t); err != nil {
+		return errSession("fork", id, s.fileError(err))
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,
 			tokens, partial, compacted, summary, failure, reminder, before_seq, created_at)
 		SELECT ?, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, images,

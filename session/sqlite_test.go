@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 1, as the first Hearth left it.
-	for _, q := range []string{"DROP TABLE meta", "DROP TABLE checkpoints", "DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
+	for _, q := range []string{"DROP TABLE meta", "DROP TABLE workspaces", "DROP TABLE checkpoints", "DROP TABLE tool_runs", "DROP TABLE usage", "DROP TABLE messages", "DROP TABLE sessions", "PRAGMA user_version = 0"} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}
@@ -208,7 +209,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 5 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 6 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	got, err := s.Get(ctx, "old")
@@ -281,5 +282,73 @@ func TestMigrateConcurrently(t *testing.T) {
 				t.Errorf("round %d: %v", round, err)
 			}
 		}
+	}
+}
+
+// TestMigrateFromSchema5: a database of schema 5 (before workspaces and
+// costs), with sessions in two folders and one without, gets a workspace
+// for each folder and the unknown one for the session without: untrusted,
+// first used when its first session was created, last used when its last
+// one was updated. Nothing else changes; the usage it had is unpriced.
+func TestMigrateFromSchema5(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	schemaFile(t, path, 5,
+		`INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES
+			('a1', 'first in a', '/home/me/a', 1000, 5000),
+			('a2', 'second in a', '/home/me/a', 3000, 9000),
+			('b1', 'in b', '/home/me/b', 2000, 2500),
+			('x', 'without', '', 4000, 4100)`,
+		"INSERT INTO sessions (id, title, workspace, parent_id, parent_call, created_at, updated_at) VALUES ('kid', 'sub-agent', '/home/me/a', 'a1', 'c', 900, 9500)",
+		"UPDATE sessions SET archived = 1 WHERE id = 'a2'",
+		"INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ('a1', 1, 'user', 'hello', 1000), ('x', 1, 'user', 'hi', 4000)",
+		"INSERT INTO usage (session_id, model, input_tokens, output_tokens, at) VALUES ('a1', 'm', 10, 2, 1001), ('x', 'm', 30, 4, 4001)",
+	)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 6 {
+		t.Fatalf("schema %d %v", v, err)
+	}
+	ws, err := s.Workspaces(ctx)
+	want := []Workspace{
+		{Path: "/home/me/a", Name: "a", Trust: TrustUntrusted, CreatedAt: fromMillis(900), LastUsed: fromMillis(9500), Sessions: 2},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, CreatedAt: fromMillis(4000), LastUsed: fromMillis(4100), Sessions: 1},
+		{Path: "/home/me/b", Name: "b", Trust: TrustUntrusted, CreatedAt: fromMillis(2000), LastUsed: fromMillis(2500), Sessions: 1},
+	}
+	if err != nil || !reflect.DeepEqual(ws, want) {
+		t.Fatalf("workspaces:\n%+v %v\nwant\n%+v", ws, err, want)
+	}
+	for id, want := range map[string]string{"a1": "/home/me/a", "a2": "/home/me/a", "kid": "/home/me/a", "b1": "/home/me/b", "x": ""} {
+		se, err := s.Get(ctx, id)
+		if err != nil || se.Workspace != want {
+			t.Errorf("%s: %+v %v", id, se, err)
+		}
+	}
+	if se, err := s.Get(ctx, "a1"); err != nil || se.Title != "first in a" || se.MessageCount != 1 || se.InputTokens != 10 || se.Cost != nil || se.Unpriced != 1 ||
+		!se.CreatedAt.Equal(fromMillis(1000)) || !se.UpdatedAt.Equal(fromMillis(5000)) {
+		t.Errorf("a1: %+v %v", se, err)
+	}
+	tot, err := s.UsageTotals(ctx, UsageFilter{}, ByWorkspace)
+	if err != nil || len(tot) != 2 || tot[0] != (UsageTotal{Key: "", Calls: 1, InputTokens: 30, OutputTokens: 4, Unpriced: 1}) ||
+		tot[1] != (UsageTotal{Key: "/home/me/a", Calls: 1, InputTokens: 10, OutputTokens: 2, Unpriced: 1}) {
+		t.Errorf("usage by workspace %+v %v", tot, err)
+	}
+	if l, err := s.List(ctx, ListOptions{Workspace: strp("")}); err != nil || len(l) != 1 || l[0].ID != "x" {
+		t.Errorf("the unknown workspace's sessions %+v %v", l, err)
+	}
+	// A store whose sessions all have a workspace has no unknown one.
+	path = filepath.Join(t.TempDir(), "hearth.db")
+	schemaFile(t, path, 5, "INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES ('a', '/a', 1, 2)")
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if ws, err := s2.Workspaces(ctx); err != nil || len(ws) != 1 || ws[0].Path != "/a" {
+		t.Errorf("%+v %v", ws, err)
 	}
 }
