@@ -210,9 +210,11 @@ func TestE2EOutputFormats(t *testing.T) {
 
 func TestE2EExitCodes(t *testing.T) {
 	e := newE2E(t)
+	// (With --tool-mode native a refusal of tools is an error; in auto
+	// mode the request is sent again, prompted: TestPromptedProtocol.)
 	e.srv.Enqueue("/api/chat", llmtest.OllamaError(400, "registry.ollama.ai/library/m does not support tools"))
-	code, _, errOut := e.run("", "run", "hi")
-	if code != 1 || !strings.Contains(errOut, "does not support tools") {
+	code, _, errOut := e.run("", "--tool-mode", "native", "run", "hi")
+	if code != 1 || !strings.Contains(errOut, "does not support tools") || !strings.Contains(errOut, "--tool-mode") {
 		t.Errorf("provider error: %d %q", code, errOut)
 	}
 	for _, args := range [][]string{{"run", "--output-format", "xml", "hi"}, {"run"}, {"run", "--approval-mode", "reckless", "hi"}} {

@@ -229,7 +229,7 @@ func requestHint(msg string) string {
 	m := strings.ToLower(msg)
 	switch {
 	case strings.Contains(m, "does not support tools") || strings.Contains(m, "tools are not supported"):
-		return "this model cannot call tools: choose one that can (`hearth models` shows which)"
+		return "this model cannot call tools: let Hearth describe them in the prompt (--tool-mode auto or prompted), or choose a model that can (`hearth models` shows which)"
 	case strings.Contains(m, "does not support thinking"):
 		return "this model does not think: leave thinking off for it"
 	}
