@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-agent/hearth/config"
+	"github.com/hearth-agent/hearth/internal/envscrub"
+	"github.com/hearth-agent/hearth/internal/loader"
+	"github.com/hearth-agent/hearth/internal/termtext"
+	"github.com/hearth-agent/hearth/session"
+)
+
+func (a *app) workspacesCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "workspaces",
+		Aliases: []string{"workspace", "ws"},
+		Short:   "List the folders Hearth has worked in, and set how far each is trusted",
+		Long: `Every folder Hearth works in is remembered, with a name and a trust level:
+
+  untrusted   the default for a folder never seen: the project's own config
+              (.hearth/config.toml) may only tighten yours
+  read-only   the agent may only read there
+  trusted     the project's config applies as your own would
+
+The levels are recorded here; a later release enforces them where effects
+happen (see issue 20 in the project's tracker). Sessions belong to the folder
+they ran in: hearth sessions list --workspace PATH lists them.`,
+		Example: `  hearth workspaces
+  hearth workspaces add ~/src/app --name app
+  hearth workspaces trust ~/src/app trusted
+  hearth workspaces rm ~/src/old-project`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.workspacesListRun(cmd.Context(), false) },
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the known folders, most recently used first",
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return a.workspacesListRun(cmd.Context(), asJSON) },
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+
+	var name, trust string
+	add := &cobra.Command{
+		Use:   "add PATH",
+		Short: "Remember a folder (or rename it, or set its trust)",
+		Args:  argsSaying(1, "the folder to add"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workspacePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			w := session.Workspace{Path: path, Name: name}
+			if trust != "" {
+				if w.Trust, err = session.ParseTrust(trust); err != nil {
+					return usageError{err}
+				}
+			}
+			return a.saveWorkspace(cmd.Context(), w)
+		},
+	}
+	add.Flags().StringVar(&name, "name", "", "a name for the folder (default: its base name)")
+	add.Flags().StringVar(&trust, "trust", "", "untrusted, read-only or trusted (default: untrusted for a new folder)")
+
+	trustCmd := &cobra.Command{
+		Use:   "trust PATH untrusted|read-only|trusted",
+		Short: "Set how far a folder is trusted (adding it if it is new)",
+		Args:  argsSaying(2, "the folder and a trust level: untrusted, read-only or trusted"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workspacePath(args[0], true)
+			if err != nil {
+				return err
+			}
+			level, err := session.ParseTrust(args[1])
+			if err != nil {
+				return usageError{err}
+			}
+			return a.saveWorkspace(cmd.Context(), session.Workspace{Path: path, Trust: level})
+		},
+	}
+
+	rm := &cobra.Command{
+		Use:     "rm PATH",
+		Aliases: []string{"remove", "forget"},
+		Short:   "Forget a folder (its sessions are kept)",
+		Args:    argsSaying(1, "the folder to forget"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := workspacePath(args[0], false)
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd.Context(), func(st session.Store) error {
+				if err := st.RemoveWorkspace(cmd.Context(), path); err != nil {
+					if errors.Is(err, session.ErrNotFound) {
+						return usageError{fmt.Errorf("%s is not a known workspace (hearth workspaces lists them)", path)}
+					}
+					return err
+				}
+				fmt.Fprintf(a.io.err, "Forgot %s; its sessions are kept.\n", termtext.String(path))
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(list, add, trustCmd, rm)
+	return cmd
+}
+
+// argsSaying wants n arguments, and says which when they are not there.
+func argsSaying(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s wants %s", cmd.CommandPath(), what)}
+		}
+		return nil
+	}
+}
+
+// workspacePath is the folder as Hearth records it: absolute, symlinks
+// resolved (the path its sessions carry). A folder that must exist is
+// checked to be one.
+func workspacePath(arg string, mustExist bool) (string, error) {
+	abs, err := filepath.Abs(arg)
+	if err != nil {
+		return "", usageError{fmt.Errorf("%s: %w", arg, err)}
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	switch {
+	case err == nil:
+		abs = real
+	case mustExist || !errors.Is(err, os.ErrNotExist):
+		return "", usageError{fmt.Errorf("%s: %w", arg, err)}
+	}
+	if mustExist {
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return "", usageError{err}
+		}
+		if !fi.IsDir() {
+			return "", usageError{fmt.Errorf("%s is not a folder", arg)}
+		}
+	}
+	return abs, nil
+}
+
+// saveWorkspace adds or changes a workspace, creating the store if this
+// machine has none yet, and says what it is now.
+func (a *app) saveWorkspace(ctx context.Context, w session.Workspace) error {
+	paths, err := config.DefaultPaths(a.getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, err := config.Load(paths, "")
+	if err != nil {
+		return usageError{err}
+	}
+	st, err := loader.OpenStore(ctx, cfg, paths, envscrub.Wrap(a.getenv), nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	saved, err := st.AddWorkspace(ctx, w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.io.err, "%s (%s): %s\n", termtext.String(saved.Name), termtext.String(saved.Path), saved.Trust)
+	return nil
+}
+
+func (a *app) workspacesListRun(ctx context.Context, asJSON bool) error {
+	err := a.withStore(ctx, func(st session.Store) error {
+		list, err := st.Workspaces(ctx)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			if list == nil {
+				list = []session.Workspace{}
+			}
+			enc := json.NewEncoder(a.io.out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(list)
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(a.io.err, "No workspaces yet: Hearth remembers each folder it works in.")
+			return nil
+		}
+		w := tabwriter.NewWriter(a.io.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tTRUST\tSESSIONS\tLAST USED\tPATH")
+		for _, ws := range list {
+			path := ws.Path
+			if path == "" {
+				path = "(sessions recorded without a folder)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", termtext.String(ws.Name), ws.Trust, ws.Sessions, ws.LastUsed.Local().Format("2006-01-02 15:04"), termtext.String(path))
+		}
+		return w.Flush()
+	})
+	if errors.Is(err, errNoStore) {
+		if asJSON {
+			fmt.Fprintln(a.io.out, "[]")
+		} else {
+			fmt.Fprintln(a.io.err, "No workspaces yet: Hearth remembers each folder it works in.")
+		}
+		return nil
+	}
+	return err
+}
