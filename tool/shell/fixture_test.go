@@ -118,7 +118,10 @@ func newFixture(t *testing.T, dry bool, opts ...fixtureOpt) *fixture {
 	}
 	cfg := Config{
 		Workspace: ws,
-		Timeout:   10 * time.Second,
+		// Generous: a loaded machine (the race stage, with the rest of
+		// the suite) can take seconds to start a python; tests of the
+		// timeout set their own.
+		Timeout:   time.Minute,
 		Env:       env,
 		Home:      f.home,
 		FSRoot:    f.root,
