@@ -212,10 +212,11 @@ func TestDecodeReclassifiedTakesWhatIsHeld(t *testing.T) {
 	if g.Thinking != "I should read <tool_c" || g.Text != "" || len(g.Calls) != 1 {
 		t.Fatalf("got %+v", g)
 	}
-	// After a call, the text stays the answer.
+	// A call before the lone </think> was written while reasoning: it is
+	// reasoning too, never run.
 	g = decode(t, []item{textEv(`Hm. <tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>`),
 		{ev: llm.Event{Kind: llm.EventThinkingReclassified, Text: "x"}}, textEv("more"), doneEv(llm.FinishStop)})
-	if g.Thinking != "" || g.Text != "Hm. more" || len(g.Calls) != 1 {
+	if g.Thinking != `Hm. <tool_call>{"name": "read_file", "arguments": {"path":"a"}}</tool_call>` || g.Text != "more" || len(g.Calls) != 0 || g.Reason != llm.FinishStop {
 		t.Fatalf("got %+v", g)
 	}
 }
@@ -267,5 +268,226 @@ func TestCorrectionListsAtMostSomeTools(t *testing.T) {
 	}
 	if len(g.Calls) != 1 || !strings.Contains(g.Calls[0], "t19, …:") || strings.Contains(g.Calls[0], "t20") {
 		t.Fatalf("got %q", g.Calls)
+	}
+}
+
+// calls writes n calls of read_file, each in its own tag.
+func calls(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"%d\"}}</tool_call>\n", i)
+	}
+	return b.String()
+}
+
+func TestDecodeCapsTheCallsOfAReply(t *testing.T) {
+	tooManyCall := " {} ! " + tooMany
+	cases := []struct {
+		name string
+		in   string
+		want int // calls yielded, tooMany's included
+		last string
+	}{
+		{"at the limit", calls(maxCalls), maxCalls, `read_file {"path": "31"}`},
+		{"past the limit", calls(100), maxCalls + 1, tooManyCall},
+		{"malformed calls", strings.Repeat("<tool_call>cat a.txt</tool_call>\n", 100), maxCalls + 1, tooManyCall},
+		{"a list of objects in one tag", "<tool_call>[" + strings.TrimSuffix(strings.Repeat(`{"name": "read_file", "arguments": {}},`, 50), ",") + "]</tool_call>",
+			maxCalls + 1, tooManyCall},
+		// Review 19, item 1: a list holding anything but objects is one
+		// malformed call, not one per element.
+		{"a list of numbers in one tag", "<tool_call>[" + strings.TrimSuffix(strings.Repeat("1,", 20000), ",") + "]</tool_call>", 1,
+			` {} ! your tool call could not be read (invalid JSON): write exactly <tool_call>{"name": "read_file", "arguments": {"path": "…"}}</tool_call>`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, items := range [][]item{{textEv(c.in + "Done."), doneEv(llm.FinishStop)}, append(chunked(c.in+"Done.", splitEvery(len(c.in)+5, 7)...), doneEv(llm.FinishStop))} {
+				g := decode(t, items)
+				if len(g.Calls) != c.want || g.Calls[len(g.Calls)-1] != c.last || g.Reason != llm.FinishToolCalls || g.Text != "Done." {
+					t.Fatalf("%d calls, the last %q, reason %s, text %q", len(g.Calls), g.Calls[len(g.Calls)-1], g.Reason, g.Text)
+				}
+			}
+		})
+	}
+}
+
+// splitEvery returns the offsets 0, step, 2*step, … below n.
+func splitEvery(n, step int) []int {
+	var out []int
+	for i := step; i < n; i += step {
+		out = append(out, i)
+	}
+	return out
+}
+
+// tracked is a stream of items that records how far it was read and whether
+// its reader stopped (which, for a provider, closes the request).
+type tracked struct {
+	items   []item
+	read    int
+	stopped bool
+}
+
+func (s *tracked) stream(yield func(llm.Event, error) bool) {
+	for _, it := range s.items {
+		s.read++
+		if !yield(it.ev, it.err) {
+			s.stopped = true
+			return
+		}
+	}
+}
+
+func TestDecodeEndsTheReplyAtAToolResponse(t *testing.T) {
+	readA := `read_file {"path": "a"}`
+	result := "<tool_response name=\"read_file\">\nhello\n</tool_response>\nThe file says hello."
+	cases := []struct {
+		name     string
+		tools    []llm.ToolSpec
+		before   []item // what comes before the model writes a result
+		text     string
+		thinking string
+		calls    []string
+		reason   llm.FinishReason
+	}{
+		{"after a call", offered, []item{textEv("Reading.\n"), textEv(`<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>`), textEv("\n")},
+			"Reading.\n", "", []string{readA}, llm.FinishToolCalls},
+		{"without a call", offered, []item{textEv("I think ")}, "I think ", "", nil, llm.FinishStop},
+		{"without tools", nil, []item{textEv("A <tool_call>{}</tool_call> ")}, "A <tool_call>{}</tool_call> ", "", nil, llm.FinishStop},
+		// Reasoning is never cut, nor a call's argument.
+		{"in reasoning", offered, []item{thinkEv("I must not write <tool_response> myself. "), thinkEv("<tool_response")},
+			"", "I must not write <tool_response> myself. <tool_response", nil, llm.FinishStop},
+		{"in an argument", offered, []item{textEv(`<tool_call>{"name": "read_file", "arguments": {"path": "<tool_response.txt"}}</tool_call>`), textEv("Then ")},
+			"Then ", "", []string{`read_file {"path": "<tool_response.txt"}`}, llm.FinishToolCalls},
+	}
+	for _, c := range cases {
+		for _, split := range []bool{false, true} {
+			var items []item
+			items = append(items, c.before...)
+			if split {
+				for i := range result {
+					items = append(items, textEv(result[i:i+1]))
+				}
+			} else {
+				items = append(items, textEv(result))
+			}
+			items = append(items, textEv("More text."), usageEv(), doneEv(llm.FinishStop))
+			s := &tracked{items: items}
+			var g got
+			for ev, err := range Decode(c.tools, s.stream) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.Kinds = append(g.Kinds, ev.Kind.String())
+				switch ev.Kind {
+				case llm.EventText:
+					g.Text += ev.Text
+				case llm.EventThinking:
+					g.Thinking += ev.Text
+				case llm.EventToolCall:
+					g.Calls = append(g.Calls, ev.ToolCall.Name+" "+string(ev.ToolCall.Args))
+				case llm.EventDone:
+					g.Reason = ev.Done.Reason
+				}
+			}
+			// The stream is not read past the start of the result.
+			wantRead := len(c.before) + 1
+			if split {
+				wantRead = len(c.before) + len("<tool_response")
+			}
+			if g.Text != c.text || g.Thinking != c.thinking || !reflect.DeepEqual(g.Calls, c.calls) || g.Reason != c.reason ||
+				g.Kinds[len(g.Kinds)-1] != "done" || s.read != wantRead || !s.stopped {
+				t.Errorf("%s (split %v): %+v; read %d items (want %d), stopped %v", c.name, split, g, s.read, wantRead, s.stopped)
+			}
+		}
+	}
+}
+
+func TestDecodeHoldsCallsWhileTheReplyMayBeReasoning(t *testing.T) {
+	reclassified := item{ev: llm.Event{Kind: llm.EventThinkingReclassified, Text: "(the provider's)"}}
+	call := `<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>`
+	bad := `<tool_call>{"name": "cat"}</tool_call>`
+	readA := `read_file {"path": "a"}`
+
+	// Reasoning streamed as text, with calls in it, then a lone </think>.
+	var items []item
+	for _, tok := range []string{"The user wants a. Maybe ", call, "? Or ", bad, "? No."} {
+		items = append(items, chunked(tok, 3, 9)...)
+	}
+	items = append(items, reclassified, textEv("It says "), textEv(call), doneEv(llm.FinishStop))
+	g := decode(t, items)
+	if g.Thinking != `The user wants a. Maybe <tool_call>{"name": "read_file", "arguments": {"path":"a"}}</tool_call>? Or `+bad+`? No.` ||
+		g.Text != "It says " || len(g.Calls) != 1 || g.Calls[0] != readA || g.Reason != llm.FinishToolCalls {
+		t.Fatalf("got %+v", g)
+	}
+	// Nothing but the answer before the lone </think> was yielded as text.
+	if want := []string{"text", "thinking_reclassified", "thinking", "text", "tool_call", "done"}; !reflect.DeepEqual(g.Kinds, want) {
+		t.Fatalf("kinds %v", g.Kinds)
+	}
+
+	// No lone </think>: the calls come at the end of the reply, the text
+	// in order around them.
+	g = decode(t, []item{textEv("A "), textEv(call), textEv(" B "), textEv(bad), textEv(" C"), usageEv(), doneEv(llm.FinishStop)})
+	if want := []string{"text", "tool_call", "text", "tool_call", "text", "usage", "done"}; !reflect.DeepEqual(g.Kinds, want) || g.Text != "A B C" || len(g.Calls) != 2 {
+		t.Fatalf("got %+v", g)
+	}
+
+	// Reasoning that came apart: the text cannot become reasoning, calls
+	// are not held.
+	var kinds []string
+	for ev := range Decode(offered, fromItems([]item{thinkEv("hm"), textEv(call), textEv("x"), doneEv(llm.FinishStop)})) {
+		kinds = append(kinds, ev.Kind.String())
+	}
+	if want := []string{"thinking", "tool_call", "text", "done"}; !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("kinds %v", kinds)
+	}
+	// Nor when the server parsed a call.
+	native := item{ev: llm.Event{Kind: llm.EventToolCall, ToolCall: &llm.ToolCall{ID: "call_1", Name: "get_weather", Args: []byte(`{}`), FromText: true}}}
+	g = decode(t, []item{textEv(call), native, reclassified, textEv("y"), doneEv(llm.FinishStop)})
+	if want := []string{"tool_call", "tool_call", "text", "done"}; !reflect.DeepEqual(g.Kinds, want) || g.Thinking != "" {
+		t.Fatalf("got %+v", g)
+	}
+
+	// A failed stream: the calls held come out before the error, as
+	// before; what the parser held is text.
+	boom := &llm.Error{Code: llm.CodeServer, Message: "boom"}
+	g = decode(t, []item{textEv(call), textEv("<tool_call>{\"name\""), {err: boom}})
+	if want := []string{"tool_call", "text", "error"}; !reflect.DeepEqual(g.Kinds, want) || g.Text != "<tool_call>{\"name\"" {
+		t.Fatalf("got %+v", g)
+	}
+
+	// Calls past the limit in reasoning do not count once it is reasoning.
+	g = decode(t, []item{textEv(calls(40)), reclassified, textEv(call), doneEv(llm.FinishStop)})
+	if len(g.Calls) != 1 || g.Calls[0] != readA || !strings.Contains(g.Thinking, `"path":"39"`) {
+		t.Fatalf("got %d calls %q", len(g.Calls), g.Calls)
+	}
+}
+
+// TestDecodeCallAfterAFence: a <tool_call> wrapped in a fence, or written
+// after a code block, is a call, token by token and in one chunk (review
+// 19, item 3).
+func TestDecodeCallAfterAFence(t *testing.T) {
+	call := `{"name": "read_file", "arguments": {"path": "a"}}`
+	cases := []struct {
+		name   string
+		tokens []string
+		text   string
+	}{
+		{"in a bare fence", []string{"```", "\n", "<tool_call>", call, "</tool_call>", "\n", "```"}, "```\n```"},
+		{"in a json fence", []string{"```json", "\n", "<tool_call>", call, "</tool_call>", "\n", "```"}, "```json\n```"},
+		{"after a code block", []string{"Run:\n", "```bash", "\n", "ls", "\n", "```", "\n", "<tool_call>", call, "</tool_call>"}, "Run:\n```bash\nls\n```\n"},
+		{"fenced, after a code block", []string{"```bash\nls\n```\n", "```json\n", call, "\n```\n"}, "```bash\nls\n```\n"},
+	}
+	for _, c := range cases {
+		var tokens []item
+		for _, tok := range c.tokens {
+			tokens = append(tokens, textEv(tok))
+		}
+		one := []item{textEv(strings.Join(c.tokens, ""))}
+		for _, items := range [][]item{tokens, one} {
+			g := decode(t, append(items, doneEv(llm.FinishStop)))
+			if len(g.Calls) != 1 || g.Calls[0] != `read_file {"path": "a"}` || g.Text != c.text || g.Reason != llm.FinishToolCalls {
+				t.Errorf("%s (%d chunks): %+v", c.name, len(items), g)
+			}
+		}
 	}
 }

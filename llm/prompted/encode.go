@@ -10,11 +10,6 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 )
 
-// StopSequence is added to the Stop of every prompted request: a model that
-// starts to write a tool's result itself is stopped there. It has no closing
-// ">" so that it also stops the <tool_response name="…"> form of the history.
-const StopSequence = "<tool_response"
-
 // Limits of the rendered descriptions, in bytes. A tool's description is
 // kept whole up to toolDescLimit: it says how to use the tool well ("copy
 // old_string exactly", "no interactive input"), and for Hearth's tools it is
@@ -40,9 +35,12 @@ const (
 // history rewritten: an assistant message's ToolCalls become text after its
 // Content, one `<tool_call>{"name": "…", "arguments": {…}}</tool_call>` per
 // call; RoleTool messages become RoleUser messages
-// `<tool_response name="read_file">\n…\n</tool_response>`; consecutive user
-// messages are merged (a blank line between) so that roles still alternate;
-// Stop gets StopSequence. req is not modified.
+// `<tool_response name="read_file">\n…\n</tool_response>` (in the result,
+// "</tool_response" is written "<\/tool_response", so that it cannot close
+// its own block); consecutive user messages are merged (a blank line
+// between) so that roles still alternate. No stop sequence is added: Decode
+// ends the reply where the model starts to write a result, outside its
+// reasoning and its calls' arguments. req is not modified.
 //
 // The output is deterministic (the same req gives the same bytes: a
 // server's prompt cache depends on it): tools are described in the order
@@ -53,10 +51,6 @@ func Encode(req *llm.Request) *llm.Request {
 	out.Messages = rewriteHistory(req.Messages)
 	if len(req.Tools) > 0 {
 		out.Messages = withSystem(out.Messages, SystemPrompt(req.Tools, req.ToolChoice))
-	}
-	out.Stop = append([]string(nil), req.Stop...)
-	if !contains(out.Stop, StopSequence) {
-		out.Stop = append(out.Stop, StopSequence)
 	}
 	return &out
 }
@@ -114,7 +108,7 @@ func rewriteHistory(in []llm.Message) []llm.Message {
 			if name != "" {
 				open = `<tool_response name="` + attr(name) + `">`
 			}
-			m = llm.Message{Role: llm.RoleUser, Content: open + "\n" + m.Content + "\n</tool_response>", Images: m.Images}
+			m = llm.Message{Role: llm.RoleUser, Content: open + "\n" + escapeResult(m.Content) + "\n</tool_response>", Images: m.Images}
 		}
 		if n := len(out); n > 0 && m.Role == llm.RoleUser && out[n-1].Role == llm.RoleUser {
 			prev := &out[n-1]
@@ -132,6 +126,14 @@ func rewriteHistory(in []llm.Message) []llm.Message {
 		out = append(out, m)
 	}
 	return out
+}
+
+// escapeResult writes "</tool_response" in a tool's result as
+// "<\/tool_response": a file or a page that holds the closing tag cannot
+// end its block early and have the rest read as the user's own words. The
+// same content always gives the same bytes (the prompt cache depends on it).
+func escapeResult(s string) string {
+	return strings.ReplaceAll(s, "</tool_response", `<\/tool_response`)
 }
 
 // attr makes a tool name safe inside a double-quoted attribute.

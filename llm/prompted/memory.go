@@ -13,9 +13,21 @@ import (
 	"time"
 )
 
+// RefusalTTL is how long a refusal of native tools is remembered: after
+// it, native tools are tried again (the server may have been upgraded or
+// restarted with a tool parser), and a new refusal is remembered again.
+const RefusalTTL = 7 * 24 * time.Hour
+
+// expired reports whether a refusal at the given time is no longer
+// remembered at now.
+func expired(at, now time.Time) bool {
+	return now.Sub(at) > RefusalTTL
+}
+
 // Memory remembers, per model, that its server refused native tools, so
 // that a later run drives the model with the prompted protocol straight
-// away instead of failing a request first.
+// away instead of failing a request first. The Provider forgets a refusal
+// older than RefusalTTL, whatever the Memory says.
 type Memory interface {
 	// Refused reports when the server refused tools for model, if it did.
 	Refused(model string) (at time.Time, ok bool)
@@ -29,12 +41,14 @@ type Memory interface {
 // atomically (a temporary file renamed over it): several processes may share
 // it, the last writer winning, and none ever reads a torn file. A file that
 // cannot be read as JSON is taken as empty (and logged), and replaced at the
-// next write.
+// next write. An entry older than RefusalTTL reads as no refusal.
 type FileMemory struct {
 	path   string
 	server string
 	// Logger receives what went wrong reading the file; nil discards it.
 	Logger *slog.Logger
+	// now is the clock (tests set it); nil is time.Now.
+	now func() time.Time
 
 	mu sync.Mutex // serialises this process's read-modify-write
 }
@@ -61,13 +75,18 @@ func NewFileMemory(path, server string) *FileMemory {
 	return &FileMemory{path: path, server: strings.TrimRight(server, "/")}
 }
 
-// Refused reports when the server refused tools for model, as the file says.
+// Refused reports when the server refused tools for model, as the file says,
+// if that was less than RefusalTTL ago.
 func (m *FileMemory) Refused(model string) (time.Time, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f := m.read()
 	e, ok := f.Servers[m.server][model]
-	if !ok || e.RefusedAt.IsZero() {
+	now := time.Now
+	if m.now != nil {
+		now = m.now
+	}
+	if !ok || e.RefusedAt.IsZero() || expired(e.RefusedAt, now()) {
 		return time.Time{}, false
 	}
 	return e.RefusedAt, true

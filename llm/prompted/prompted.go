@@ -54,7 +54,7 @@ type Options struct {
 	Mode Mode
 	// Memory keeps, across runs, the models whose server refused native
 	// tools (see FileMemory). Nil: remembered for the life of the Provider
-	// only.
+	// only. Either way a refusal is forgotten after RefusalTTL.
 	Memory Memory
 	// Logger receives a line when a refusal switches a model to the
 	// prompted protocol; nil discards it.
@@ -78,6 +78,8 @@ type Provider struct {
 	checked map[string]bool
 	// described holds Describe's answers for Auto, by model.
 	described map[string]*described
+	// now is the clock (tests set it).
+	now func() time.Time
 }
 
 // described is one model's Describe, done once: info is nil when it failed
@@ -109,7 +111,7 @@ func New(p llm.Provider, o Options) *Provider {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Provider{inner: p, mode: mode, mem: o.Memory, log: log,
-		refused: map[string]time.Time{}, checked: map[string]bool{}, described: map[string]*described{}}
+		refused: map[string]time.Time{}, checked: map[string]bool{}, described: map[string]*described{}, now: time.Now}
 }
 
 // Kind returns the wrapped provider's kind.
@@ -175,7 +177,7 @@ func (p *Provider) prompted(ctx context.Context, req *llm.Request, yield func(ll
 
 // remember records that the server refused tools for model.
 func (p *Provider) remember(model string, refusal error) {
-	now := time.Now()
+	now := p.now()
 	p.mu.Lock()
 	p.refused[model] = now
 	p.checked[model] = true
@@ -191,17 +193,27 @@ func (p *Provider) remember(model string, refusal error) {
 	}
 }
 
-// refusedAt returns when the server refused tools for model, if it did:
-// in this process, or as Memory says (read once per model).
+// refusedAt returns when the server refused tools for model, if it did
+// less than RefusalTTL ago: in this process, or as Memory says (read once
+// per model). An expired refusal is forgotten: native tools are tried
+// again, and a new refusal is remembered again.
 func (p *Provider) refusedAt(model string) (time.Time, bool) {
+	now := p.now()
 	p.mu.Lock()
 	at, ok := p.refused[model]
 	checked := p.checked[model]
+	if ok && expired(at, now) {
+		delete(p.refused, model)
+		at, ok = time.Time{}, false
+	}
 	p.mu.Unlock()
 	if ok || checked || p.mem == nil {
 		return at, ok
 	}
 	mat, mok := p.mem.Refused(model)
+	if mok && expired(mat, now) {
+		mat, mok = time.Time{}, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.checked[model] = true

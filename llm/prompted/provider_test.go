@@ -86,12 +86,12 @@ func checkPrompted(t *testing.T, s sent) {
 		!strings.Contains(s.Messages[0].Content, "- glob: Find files.\n  pattern* string") {
 		t.Errorf("system prompt: %+v", s.Messages)
 	}
-	found := false
+	// Decode ends the reply at <tool_response itself: a stop sequence
+	// would also cut the reasoning, and a call's argument holding it.
 	for _, x := range s.Stop {
-		found = found || x == prompted.StopSequence
-	}
-	if !found {
-		t.Errorf("stop %q lacks %q", s.Stop, prompted.StopSequence)
+		if strings.Contains(x, "tool_response") {
+			t.Errorf("stop %q", s.Stop)
+		}
 	}
 }
 
@@ -532,5 +532,63 @@ func TestModelInfoSavesAutoAQuestion(t *testing.T) {
 	}
 	if n := len(srv.RequestsTo("/api/show")); n != 1 {
 		t.Errorf("%d /api/show requests, want 1", n)
+	}
+}
+
+// chatParts runs a prompted request against a fake Ollama server that
+// streams parts, and gathers the reply.
+func chatParts(t *testing.T, parts ...llmtest.Part) (calls []string, text, thinking string, reason llm.FinishReason) {
+	t.Helper()
+	srv := llmtest.New(t)
+	srv.Enqueue("/api/chat", llmtest.OllamaStream("m", parts...))
+	p := prompted.New(dialects[0].new(srv), prompted.Options{Mode: prompted.Prompted})
+	r, err := llm.Collect(p.Chat(context.Background(), request()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range r.Message.ToolCalls {
+		calls = append(calls, tc.Name)
+	}
+	if r.Done != nil {
+		reason = r.Done.Reason
+	}
+	return calls, r.Message.Content, r.Message.Thinking, reason
+}
+
+func texts(s ...string) []llmtest.Part {
+	var out []llmtest.Part
+	for _, x := range s {
+		out = append(out, llmtest.Text(x))
+	}
+	return out
+}
+
+// TestPromptedReplies runs the replies of review 19 through a provider:
+// calls after a fence line (item 3), a call written in reasoning that
+// streams as text (item 8), a reply that goes on to write a result
+// (item 6).
+func TestPromptedReplies(t *testing.T) {
+	call := `{"name": "read_file", "arguments": {"path": "notes.txt"}}`
+	for name, parts := range map[string][]llmtest.Part{
+		"call wrapped in a bare fence":     texts("```", "\n", "<tool_call>", call, "</tool_call>", "\n", "```"),
+		"call wrapped in a json fence":     texts("```json", "\n", "<tool_call>", call, "</tool_call>", "\n", "```"),
+		"call after a code block":          texts("Run:\n", "```bash", "\n", "ls", "\n", "```", "\n", "<tool_call>", call, "</tool_call>"),
+		"call after a code block, 1 chunk": texts("Run:\n```bash\nls\n```\n<tool_call>" + call + "</tool_call>"),
+	} {
+		if calls, text, _, _ := chatParts(t, parts...); len(calls) != 1 {
+			t.Errorf("%s: %d calls; answer text %q", name, len(calls), text)
+		}
+	}
+
+	calls, text, thinking, reason := chatParts(t, texts("The user wants notes. Maybe ", callText, "? No, I know it already.", "</think>", "It says hi.")...)
+	if len(calls) != 0 || text != "It says hi." || reason != llm.FinishStop ||
+		thinking != `The user wants notes. Maybe <tool_call>{"name": "read_file", "arguments": {"path":"notes.txt"}}</tool_call>? No, I know it already.` {
+		t.Errorf("a call in reasoning: calls %v, text %q, thinking %q, reason %s", calls, text, thinking, reason)
+	}
+
+	calls, text, thinking, reason = chatParts(t, llmtest.Thinking("I must not write <tool_response> myself."),
+		llmtest.Text(callText), llmtest.Text("\n<tool_"), llmtest.Text("response name=\"read_file\">\nhi\n</tool_response>"), llmtest.Text("It says hi."))
+	if len(calls) != 1 || text != "" || thinking != "I must not write <tool_response> myself." || reason != llm.FinishToolCalls {
+		t.Errorf("a reply that writes a result: calls %v, text %q, thinking %q, reason %s", calls, text, thinking, reason)
 	}
 }

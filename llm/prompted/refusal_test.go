@@ -3,6 +3,7 @@ package prompted
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hearth-agent/hearth/llm"
@@ -39,9 +40,28 @@ func TestRefusalWordings(t *testing.T) {
 		{"not found", ollama, 404, `{"error":"model 'gemma3' not found"}`, false},
 		{"auth", openai, 401, `{"error":{"message":"does not support tools without a key"}}`, false},
 		{"other 400", openai, 400, `{"error":{"message":"messages: tool_call_id is missing"}}`, false},
+		// Near misses: an error that quotes a refusal, another status,
+		// another feature.
+		{"ollama 500", ollama, 500, `{"error":"registry.ollama.ai/library/gemma3:latest does not support tools"}`, false},
+		{"tool_choice", openai, 400, `{"error":{"message":"this model does not support tool_choice \"required\""}}`, false},
+		{"tool_choice at the end", openai, 400, `{"error":{"message":"m does not support tool_choice"}}`, false},
+		{"toolsets", openai, 400, `{"error":{"message":"m does not support toolsets"}}`, false},
+		{"quoted in a validation error", openai, 400, `{"error":{"message":"messages[1].content: \"why does gemma3 say it does not support tools?\" is too long"}}`, false},
+		{"echoed with more words", ollama, 400, `{"error":"invalid request: the user wrote that the model does not support tools"}`, false},
+		{"vllm at 500", openai, 500, `{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"}}`, false},
+		{"vllm quoted", openai, 400, `{"error":{"message":"unknown flag in \"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set\""}}`, false},
+		{"vllm other parser error", openai, 400, `{"error":{"message":"--tool-call-parser hermes is not valid for this model"}}`, false},
+		{"jinja quoted", openai, 500, `{"error":{"code":500,"message":"template error: tools param requires --jinja flag (see docs)","type":"server_error"}}`, false},
+		{"jinja at 502", openai, 502, `{"error":{"message":"tools param requires --jinja flag"}}`, false},
+		{"other 500", openai, 500, `{"error":{"message":"tools are not supported"}}`, false},
+		{"jinja at 400", openai, 400, `{"error":{"message":"tools param requires --jinja flag"}}`, true},
+		{"ollama quoted name", ollama, 400, `{"error":"\"gemma3\" does not support tools"}`, true},
 	}
 	for _, c := range cases {
 		err := c.target.FromStatus("chat", c.status, nil, []byte(c.body))
+		if strings.HasPrefix(err.Message, "{") {
+			t.Fatalf("%s: the body is not valid JSON: %s", c.name, c.body)
+		}
 		if got := isToolsRefusal(err); got != c.want {
 			t.Errorf("%s: %v (code %s) is a refusal: %v, want %v", c.name, err, err.Code, got, c.want)
 		}

@@ -5,7 +5,8 @@
 //
 // Repairs are made only where the intent is unambiguous: trailing commas,
 // single quotes, Python literals (True, None), unquoted keys, a missing
-// closing brace or bracket, a code fence around the object. Arguments that
+// closing brace or bracket, a code fence around the object. Input larger
+// than MaxRepair is not repaired. Arguments that
 // look cut off inside a string (`{"path": "notes.t`) are refused rather
 // than guessed, because running a tool on a guessed path is worse than
 // asking the model again.
@@ -26,6 +27,16 @@ var empty = json.RawMessage(`{}`)
 
 // ErrNotObject is returned for arguments that are valid JSON but not an object.
 var ErrNotObject = errors.New("tool arguments must be a JSON object")
+
+// ErrTooLarge is wrapped by the error for input larger than MaxRepair that
+// would need repair.
+var ErrTooLarge = errors.New("too large to repair")
+
+// MaxRepair is the largest input Normalize tries to repair, in bytes. The
+// repair takes time that grows faster than the input (seconds at a few
+// hundred KiB) and cannot be interrupted; a model that writes that much can
+// write valid JSON. Valid JSON of any size is read.
+const MaxRepair = 64 << 10
 
 // Normalize returns the arguments as a JSON object. repaired reports whether
 // the input had to be repaired to get there. On error, the returned error
@@ -66,6 +77,9 @@ func Normalize(raw []byte) (args json.RawMessage, repaired bool, err error) {
 		if c := last[len(last)-1]; c != '}' && c != ']' && c != '"' && c != '\'' {
 			return nil, false, fmt.Errorf("tool arguments end before they are complete, as if cut off: %s", clip(raw))
 		}
+	}
+	if len(s) > MaxRepair {
+		return nil, false, fmt.Errorf("tool arguments are not valid JSON, and at %d KiB %w (the limit is %d KiB): send valid JSON, and split large content into smaller calls", (len(s)+1023)>>10, ErrTooLarge, MaxRepair>>10)
 	}
 	fixed, err := jsonrepair.Repair(s)
 	if err != nil {

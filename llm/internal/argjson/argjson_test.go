@@ -2,6 +2,7 @@ package argjson
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,6 +64,29 @@ func TestNormalize(t *testing.T) {
 				t.Fatalf("repaired = %v, want %v", rep, tc.repaired)
 			}
 		})
+	}
+}
+
+// TestNormalizeLargeIsNotRepaired: input above MaxRepair that would need
+// repair is refused at once (the repair is superlinear), with a message
+// that asks for valid JSON; valid JSON of that size is read, and broken
+// input just under the limit is still repaired.
+func TestNormalizeLargeIsNotRepaired(t *testing.T) {
+	broken := `{` + strings.Repeat(`'k':'v',`, (1<<20)/8) + `}`
+	if _, _, err := Normalize([]byte(broken)); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "too large to repair") ||
+		!strings.Contains(err.Error(), "send valid JSON") || !strings.Contains(err.Error(), "1025 KiB") {
+		t.Fatalf("1 MiB of broken JSON: %v", err)
+	}
+	valid := `{"content":"` + strings.Repeat("x", 1<<20) + `"}`
+	if got, rep, err := Normalize([]byte(valid)); err != nil || rep || len(got) != len(valid) {
+		t.Fatalf("1 MiB of valid JSON: %v, repaired %v", err, rep)
+	}
+	under := `{"content": '` + strings.Repeat("x", MaxRepair-20) + `',}`
+	if len(under) > MaxRepair {
+		t.Fatalf("test input of %d bytes", len(under))
+	}
+	if _, rep, err := Normalize([]byte(under)); err != nil || !rep {
+		t.Fatalf("broken JSON under the limit: %v, repaired %v", err, rep)
 	}
 }
 

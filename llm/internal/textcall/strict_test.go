@@ -43,12 +43,22 @@ func strictExtract(chunks []string) []piece {
 	}, func(m Malformed) {
 		out = append(out, piece{Kind: "bad", Text: m.Text, Name: m.Name, Why: m.Reason})
 	})
+	x.EndAt(endMarker)
 	for _, c := range chunks {
 		x.Feed(c)
 	}
 	x.Flush()
+	if x.Ended() {
+		out = append(out, piece{Kind: "end"})
+	}
 	return out
 }
+
+// endMarker is where the prompted protocol ends a reply.
+const endMarker = "<tool_response"
+
+// end is the end of the answer at endMarker.
+var end = piece{Kind: "end"}
 
 func txt(s string) piece { return piece{Kind: "text", Text: s} }
 func cl(name, args string) piece {
@@ -89,6 +99,33 @@ var strictCases = []struct {
 	{"bare", `{"name": "read_file", "arguments": {"path": "a.txt"}}`, []piece{cl("read_file", `{"path":"a.txt"}`)}},
 	{"bare json not a call", `{"name": "Alice", "age": 3}`, []piece{txt(`{"name": "Alice", "age": 3}`)}},
 	{"markers in prose", "a < b and c[0] and `x`", []piece{txt("a < b and c[0] and `x`")}},
+	// A list that is not all objects is one malformed call.
+	{"list of numbers", "<tool_call>[1,1,1]</tool_call>", []piece{bad("<tool_call>[1,1,1]</tool_call>", "", ReasonJSON)}},
+	{"list with a number", `<tool_call>[{"name": "read_file", "arguments": {"path": "a.txt"}}, 1]</tool_call>`,
+		[]piece{bad(`<tool_call>[{"name": "read_file", "arguments": {"path": "a.txt"}}, 1]</tool_call>`, "read_file", ReasonJSON)}},
+	// A <tool_call> after a fence line is a call (review 19, item 3).
+	{"call in a bare fence", "```\n" + readCall + "\n```", []piece{txt("```\n"), cl("read_file", `{"path":"a.txt"}`), txt("```")}},
+	{"call in a json fence", "```json\n" + readCall + "\n```\n", []piece{txt("```json\n"), cl("read_file", `{"path":"a.txt"}`), txt("```\n")}},
+	{"call after a code block", "Run:\n```bash\nls\n```\n" + readCall, []piece{txt("Run:\n```bash\nls\n```\n"), cl("read_file", `{"path":"a.txt"}`)}},
+	{"fenced call after a code block", "```bash\nls\n```\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```\nok",
+		[]piece{txt("```bash\nls\n```\n"), cl("read_file", `{"path":"a.txt"}`), txt("ok")}},
+	{"a closing fence is not an opening", "```python\nx = 1\n```\n{\"name\": \"read_file\", \"arguments\": {}}\n```\n",
+		[]piece{txt("```python\nx = 1\n```\n{\"name\": \"read_file\", \"arguments\": {}}\n```\n")}},
+	{"call after a long fence line", "```" + strings.Repeat("x", 70) + "\n" + readCall, []piece{txt("```" + strings.Repeat("x", 70) + "\n"), cl("read_file", `{"path":"a.txt"}`)}},
+	{"call on a long fence line", "```" + strings.Repeat("x", 70) + readCall, []piece{txt("```" + strings.Repeat("x", 70)), cl("read_file", `{"path":"a.txt"}`)}},
+	{"call on a fence line", "```" + readCall + "\n```", []piece{txt("```"), cl("read_file", `{"path":"a.txt"}`), txt("```")}},
+	{"call on the fence line of a code block", "```sh " + readCall + "\nls\n```\n", []piece{txt("```sh "), cl("read_file", `{"path":"a.txt"}`), txt("ls\n```\n")}},
+	{"inline code at a line start", "```x``` then\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+		[]piece{txt("```x``` then\n"), cl("read_file", `{"path":"a.txt"}`)}},
+	{"a bad closing line goes on with the block", "```json\n{\"a\": 1}\n```x\n```\n" + readCall,
+		[]piece{txt("```json\n{\"a\": 1}\n```x\n```\n"), cl("read_file", `{"path":"a.txt"}`)}},
+	// The answer ends where the model starts to write a result.
+	{"a result ends the reply", "Done.\n<tool_response name=\"read_file\">\nhi\n</tool_response>\nmore", []piece{txt("Done.\n"), end}},
+	{"a result after a call", readCall + "\n<tool_response>\nhi", []piece{cl("read_file", `{"path":"a.txt"}`), end}},
+	{"a result marker in a call's string", `<tool_call>{"name": "read_file", "arguments": {"path": "<tool_response x"}}</tool_call>ok`,
+		[]piece{cl("read_file", `{"path":"\u003ctool_response x"}`), txt("ok")}},
+	{"a result marker cut short", "so <tool_respons", []piece{txt("so <tool_respons")}},
+	{"a close tag is not the marker", "a </tool_response> b", []piece{txt("a </tool_response> b")}},
 }
 
 func TestStrictEverySplit(t *testing.T) {
@@ -191,11 +228,13 @@ func inOrder(s string, pieces []string) bool {
 	return true
 }
 
-// clean drops what could open a capture, so that a call put after it is a
-// call whatever the text around it.
+// clean drops what could open a capture that may hold a call's text (or
+// end the reply), so that a call put after it is a call whatever the text
+// around it. Backticks stay: a fence that does not hold a call object is
+// read through.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if strings.ContainsRune("<[`{", r) {
+		if strings.ContainsRune("<[{", r) {
 			return -1
 		}
 		return r
@@ -216,6 +255,8 @@ func FuzzPromptedParse(f *testing.F) {
 	}
 	f.Add("<tool_call><tool_call>{}</tool_call></tool_call>", uint64(3))
 	f.Add("</tool_call><tool_call", uint64(1))
+	f.Add("```\n<tool_call>{\"name\": \"read_file\"}</tool_call>\n```\n<tool_response>", uint64(5))
+	f.Add("<tool_call>[1,{}]</tool_call>```json\n[1]\n```x\n", uint64(2))
 	f.Fuzz(func(t *testing.T, in string, seed uint64) {
 		whole := strictExtract([]string{in})
 		got := strictExtract(splits(in, seed))
@@ -224,10 +265,14 @@ func FuzzPromptedParse(f *testing.F) {
 		}
 		var passed []string
 		captures := 0
-		for _, p := range got {
+		for i, p := range got {
 			switch p.Kind {
 			case "text", "bad":
 				passed = append(passed, p.Text)
+			case "end":
+				if i != len(got)-1 {
+					t.Fatalf("pieces after the end: %q -> %+v", in, got)
+				}
 			}
 			if p.Kind != "text" {
 				captures++
@@ -259,4 +304,50 @@ func FuzzPromptedParse(f *testing.F) {
 			t.Fatalf("%q: %d calls found, want 1: %+v", doc, n, found)
 		}
 	})
+}
+
+func TestPlainEndsAtMarker(t *testing.T) {
+	in := "a <tool_call>{}</tool_call> ```\n[TOOL_CALLS] b <tool_response>c"
+	for i := 0; i <= len(in); i++ {
+		var text strings.Builder
+		x := NewPlain(func(s string) {
+			if s == "" {
+				t.Fatal("empty text emitted")
+			}
+			text.WriteString(s)
+		})
+		x.EndAt(endMarker)
+		x.Feed(in[:i])
+		x.Feed(in[i:])
+		x.Feed("dropped")
+		x.Flush()
+		if want := "a <tool_call>{}</tool_call> ```\n[TOOL_CALLS] b "; text.String() != want || !x.Ended() {
+			t.Fatalf("split at %d: %q, ended %v", i, text.String(), x.Ended())
+		}
+	}
+	// Without the marker, all is text; a partial marker is text at the end.
+	var text strings.Builder
+	x := NewPlain(func(s string) { text.WriteString(s) })
+	x.EndAt(endMarker)
+	x.Feed(" lead <tool_resp")
+	if text.String() != " lead " {
+		t.Fatalf("passed on %q before the end", text.String())
+	}
+	x.Flush()
+	if text.String() != " lead <tool_resp" || x.Ended() {
+		t.Fatalf("%q", text.String())
+	}
+}
+
+func TestStrictTooLargeToRepair(t *testing.T) {
+	in := `<tool_call>{"name": "read_file", "arguments": {'path': '` + strings.Repeat("x", 70000) + `'}}</tool_call>ok`
+	got := strictExtract(splits(in, 11))
+	if len(got) != 2 || got[0].Kind != "bad" || got[0].Why != ReasonTooLarge || got[0].Name != "read_file" || got[1] != txt("ok") {
+		t.Fatalf("got %.300s", fmt.Sprint(got))
+	}
+	// Under the limit, it is repaired.
+	in = `<tool_call>{"name": "read_file", "arguments": {'path': '` + strings.Repeat("x", 60000) + `'}}</tool_call>`
+	if got := strictExtract([]string{in}); len(got) != 1 || got[0].Kind != "call" {
+		t.Fatalf("got %.300s", fmt.Sprint(got))
+	}
 }

@@ -16,14 +16,24 @@
 // Outside those shapes text passes through at once; only a possible partial
 // marker at the end of a chunk is held back until the next chunk.
 //
+// A fence line that does not open a call (another language, or a body that
+// does not start with { or [) is text, and what follows it is read again: a
+// <tool_call> wrapped in a fence, or written after a code block, is found.
+// Such a code block is tracked, so that its closing fence is text too and is
+// not taken for the opening of another.
+//
 // An Extractor made by NewStrict (the prompted tool protocol, where
 // <tool_call> is how the model was told to call) never gives a <tool_call>
 // capture back as text: one that is not a readable call of an offered tool
-// is reported as Malformed, and the other forms are read as above.
+// is reported as Malformed, and the other forms are read as above. EndAt
+// sets a marker that ends the answer when the model writes it outside a
+// capture (the prompted protocol's <tool_response); NewPlain reads no calls,
+// only that marker.
 package textcall
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 
@@ -38,6 +48,9 @@ const (
 	fence        = "```"
 	maxCaptured  = 1 << 20 // a capture longer than this is given up as text
 	triggerBytes = "<[`{"
+	// maxFenceLine is how far the first line of a fence may run before its
+	// end is seen: past it, the fence is not read for a call.
+	maxFenceLine = 64
 )
 
 type mode uint8
@@ -49,6 +62,8 @@ const (
 	mFence               // inside a ``` block
 	mBare                // a JSON object at the start of the reply
 	mSkip                // strict: the rest of an overlong <tool_call>, dropped
+	mEnded               // the end marker came (EndAt): the rest is dropped
+	mClose               // not a capture: the closing fence of a code block
 )
 
 // Reason says why a strict Extractor could not read a <tool_call> capture.
@@ -66,6 +81,9 @@ const (
 	// ReasonTooLong: the capture grew past the size limit (1 MiB) before
 	// its closing tag; the rest of it, up to </tool_call>, is dropped.
 	ReasonTooLong Reason = "too long"
+	// ReasonTooLarge: the body is not valid JSON, and too large to be
+	// repaired (argjson.MaxRepair).
+	ReasonTooLarge Reason = "too large to repair"
 )
 
 // Malformed is a <tool_call> capture that a strict Extractor could not read
@@ -105,12 +123,20 @@ type Extractor struct {
 	// fenceChecked is set once a fence's first line and first content byte
 	// showed it may hold a call.
 	fenceChecked bool
+	// inFence is set inside a code block whose opening fence was given up
+	// as text: its next fence line closes it, and is text too.
+	inFence bool
+	// plain (NewPlain) reads no calls; end is the marker set by EndAt;
+	// triggers are the bytes that may begin a marker.
+	plain    bool
+	end      string
+	triggers string
 }
 
 // New returns an Extractor. offered reports whether a name is one of the
 // request's tools; text receives answer text and call each call found.
 func New(offered func(string) bool, text func(string), call func(llm.ToolCall)) *Extractor {
-	return &Extractor{offered: offered, text: text, call: call, lineStart: true}
+	return &Extractor{offered: offered, text: text, call: call, lineStart: true, triggers: triggerBytes}
 }
 
 // NewStrict returns an Extractor for the prompted tool protocol: as New, but
@@ -119,15 +145,40 @@ func New(offered func(string) bool, text func(string), call func(llm.ToolCall)) 
 // its well-formed calls must name offered tools. A capture cut by a failed
 // stream (Abort) is still text.
 func NewStrict(offered func(string) bool, text func(string), call func(llm.ToolCall), malformed func(Malformed)) *Extractor {
-	return &Extractor{offered: offered, text: text, call: call, malformed: malformed, lineStart: true}
+	return &Extractor{offered: offered, text: text, call: call, malformed: malformed, lineStart: true, triggers: triggerBytes}
 }
+
+// NewPlain returns an Extractor that reads no calls: all text goes to text
+// as it comes, and only the marker set by EndAt is looked for.
+func NewPlain(text func(string)) *Extractor {
+	return &Extractor{text: text, plain: true, started: true, lineStart: true}
+}
+
+// EndAt makes the answer end at marker (which must not be empty): when the
+// marker begins in text the extractor scans for calls, outside any capture
+// (a call being read), the text before it is passed on, the marker and all
+// that follows are dropped, and Ended reports true. A possible partial
+// marker at the end of a chunk is held back like the others. Call it before
+// the first Feed.
+func (e *Extractor) EndAt(marker string) {
+	e.end = marker
+	if !strings.Contains(e.triggers, marker[:1]) {
+		e.triggers += marker[:1]
+	}
+}
+
+// Ended reports whether the marker set by EndAt came: the answer is over.
+func (e *Extractor) Ended() bool { return e.mode == mEnded }
 
 // Feed processes the next chunk of answer text.
 func (e *Extractor) Feed(chunk string) {
 	for chunk != "" {
-		if e.mode == mPass {
+		switch e.mode {
+		case mEnded:
+			return
+		case mPass:
 			chunk = e.pass(chunk)
-		} else {
+		default:
 			chunk = e.capture(chunk)
 		}
 	}
@@ -157,50 +208,23 @@ func (e *Extractor) pass(chunk string) string {
 	}
 	from := 0
 	for {
-		j := strings.IndexAny(chunk[from:], triggerBytes)
+		j := strings.IndexAny(chunk[from:], e.triggers)
 		if j < 0 {
 			e.emit(chunk)
 			return ""
 		}
 		i := from + j
 		rest := chunk[i:]
-		var marker string
-		var next mode
-		switch chunk[i] {
-		case '<':
-			marker, next = hermesOpen, mHermes
-		case '[':
-			marker, next = mistralOpen, mMistral
-		case '`':
-			if !e.lineStartAt(chunk, i) {
-				from = i + 1
-				continue
+		partial := false
+		for _, m := range e.markersAt(chunk, i) {
+			switch {
+			case strings.HasPrefix(rest, m.marker):
+				return e.open(chunk, i, m)
+			case len(rest) < len(m.marker) && strings.HasPrefix(m.marker, rest):
+				partial = true
 			}
-			marker, next = fence, mFence
-		case '{':
-			if e.started || strings.TrimSpace(chunk[:i]) != "" {
-				from = i + 1
-				continue
-			}
-			marker, next = "{", mBare
 		}
-		switch {
-		case strings.HasPrefix(rest, marker):
-			e.mode = next
-			e.depth, e.inString, e.escaped, e.fenceChecked = 0, false, false, false
-			if next == mBare {
-				// Leading white space is kept with the capture: dropped
-				// if it is a call, given back if not.
-				return chunk
-			}
-			e.emit(chunk[:i])
-			if next == mFence {
-				// The marker is part of what a failed capture gives back.
-				return rest
-			}
-			e.held.WriteString(marker)
-			return rest[len(marker):]
-		case len(rest) < len(marker) && strings.HasPrefix(marker, rest):
+		if partial {
 			// A partial marker at the end of the chunk: wait for more.
 			e.emit(chunk[:i])
 			e.held.WriteString(rest)
@@ -208,6 +232,79 @@ func (e *Extractor) pass(chunk string) string {
 		}
 		from = i + 1
 	}
+}
+
+// marker is what may begin at a trigger byte, and the mode it leads to.
+type marker struct {
+	marker string
+	next   mode
+}
+
+// markersAt returns the markers that may begin at chunk[i].
+func (e *Extractor) markersAt(chunk string, i int) []marker {
+	var out []marker
+	if e.end != "" && chunk[i] == e.end[0] {
+		out = append(out, marker{e.end, mEnded})
+	}
+	if e.plain {
+		return out
+	}
+	switch chunk[i] {
+	case '<':
+		out = append(out, marker{hermesOpen, mHermes})
+	case '[':
+		out = append(out, marker{mistralOpen, mMistral})
+	case '`':
+		if e.lineStartAt(chunk, i) {
+			if e.inFence {
+				out = append(out, marker{fence, mClose})
+			} else {
+				out = append(out, marker{fence, mFence})
+			}
+		}
+	case '{':
+		if !e.started && strings.TrimSpace(chunk[:i]) == "" {
+			out = append(out, marker{"{", mBare})
+		}
+	}
+	return out
+}
+
+// open acts on the marker m found at chunk[i] and returns what is left to
+// scan.
+func (e *Extractor) open(chunk string, i int, m marker) string {
+	rest := chunk[i:]
+	switch m.next {
+	case mEnded:
+		e.emit(chunk[:i])
+		e.mode = mEnded
+		return ""
+	case mClose:
+		// The end of a code block, text like its body.
+		e.inFence = false
+		e.emit(chunk[:i+len(m.marker)])
+		return rest[len(m.marker):]
+	case mBare:
+		// Leading white space is kept with the capture: dropped if it is
+		// a call, given back if not.
+		e.start(m.next)
+		return chunk
+	case mFence:
+		// The marker is part of what a failed capture gives back.
+		e.emit(chunk[:i])
+		e.start(m.next)
+		return rest
+	}
+	e.emit(chunk[:i])
+	e.start(m.next)
+	e.held.WriteString(m.marker)
+	return rest[len(m.marker):]
+}
+
+// start begins a capture in mode m.
+func (e *Extractor) start(m mode) {
+	e.mode = m
+	e.depth, e.inString, e.escaped, e.fenceChecked = 0, false, false, false
 }
 
 // lineStartAt reports whether chunk[i] begins a line (indentation allowed).
@@ -261,29 +358,33 @@ func (e *Extractor) capture(chunk string) string {
 	case mFence:
 		if !e.fenceChecked {
 			nl := strings.IndexByte(buf, '\n')
+			if nl < 0 && len(buf) > maxFenceLine || nl > maxFenceLine {
+				// Too long a first line to wait for (decided on its first
+				// bytes only, however the text is split).
+				return e.fenceText(buf, buf[:maxFenceLine+1])
+			}
 			if nl < 0 {
-				if len(buf) > 64 {
-					return e.giveUp()
-				}
 				return ""
 			}
 			info := strings.TrimSpace(strings.TrimLeft(buf[:nl], " \t`"))
 			switch strings.ToLower(info) {
 			case "", "json", "tool_call", "tool_code", "jsonc":
 			default:
-				return e.giveUp()
+				return e.fenceText(buf, buf[:nl])
 			}
 			body := strings.TrimSpace(buf[nl+1:])
 			if body == "" {
 				return ""
 			}
 			if body[0] != '{' && body[0] != '[' {
-				return e.giveUp()
+				// Not a call in the fence (a <tool_call> wrapped in one
+				// is read on its own).
+				return e.fenceText(buf, buf[:nl])
 			}
 			e.fenceChecked = true
 		}
 		nl := strings.IndexByte(buf, '\n')
-		if i := strings.Index(buf[nl:], "\n"+strings.TrimLeft(fence, " ")); i >= 0 {
+		if i := strings.Index(buf[nl:], "\n"+fence); i >= 0 {
 			closeAt := nl + i
 			// The closing fence must be a line of its own (``` and spaces).
 			lineEnd := strings.IndexByte(buf[closeAt+1:], '\n')
@@ -291,10 +392,16 @@ func (e *Extractor) capture(chunk string) string {
 				return "" // wait for the end of the closing line
 			}
 			line := strings.TrimSpace(buf[closeAt+1 : closeAt+1+lineEnd])
-			if strings.Trim(line, "`") != "" {
-				return e.giveUp()
-			}
 			end := closeAt + 1 + lineEnd + 1
+			if strings.Trim(line, "`") != "" {
+				// Not a closing fence: the block goes on, as text up
+				// to that line.
+				e.held.Reset()
+				e.mode = mPass
+				e.inFence = true
+				e.emit(buf[:end])
+				return buf[end:]
+			}
 			e.held.Reset()
 			e.mode = mPass
 			if !e.emitCalls(buf[nl+1:closeAt], true) {
@@ -342,6 +449,21 @@ func (e *Extractor) skip(chunk string) string {
 	return ""
 }
 
+// fenceText ends a fence capture that is not a call before its body was
+// read: the backticks are text, and what follows them (the rest of the
+// line, the body) is returned to be scanned again. line is the first line,
+// or as much of it as was looked at: if the text after its backticks has
+// none (as in CommonMark), the line opens a code block, so the block's next
+// fence line closes it and is not read as a fence.
+func (e *Extractor) fenceText(buf, line string) string {
+	ticks := len(line) - len(strings.TrimLeft(line, "`"))
+	e.held.Reset()
+	e.mode = mPass
+	e.inFence = !strings.Contains(line[ticks:], "`")
+	e.emit(buf[:ticks])
+	return buf[ticks:]
+}
+
 // giveUp ends a capture that is not a call: what was held is plain text.
 func (e *Extractor) giveUp() string {
 	s := e.held.String()
@@ -387,8 +509,11 @@ func (e *Extractor) scanJSON(buf string, i int) int {
 func (e *Extractor) Abort() {
 	buf := e.held.String()
 	e.held.Reset()
-	if e.mode == mSkip {
+	switch e.mode {
+	case mSkip:
 		buf = "" // the rest of a call already reported
+	case mEnded:
+		return
 	}
 	e.mode = mPass
 	e.emit(buf)
@@ -400,7 +525,8 @@ func (e *Extractor) Abort() {
 // text so far was reasoning, not the answer: what is held is reasoning too.
 func (e *Extractor) Take() string {
 	held := e.held.String()
-	*e = Extractor{offered: e.offered, text: e.text, call: e.call, malformed: e.malformed, lineStart: true}
+	*e = Extractor{offered: e.offered, text: e.text, call: e.call, malformed: e.malformed, lineStart: true,
+		plain: e.plain, started: e.plain, end: e.end, triggers: e.triggers}
 	return held
 }
 
@@ -410,6 +536,9 @@ func (e *Extractor) Flush() {
 	buf := e.held.String()
 	e.held.Reset()
 	m := e.mode
+	if m == mEnded {
+		return
+	}
 	e.mode = mPass
 	switch m {
 	case mPass:
@@ -477,9 +606,10 @@ func (e *Extractor) markCall() {
 }
 
 // emitStrict decides a <tool_call> capture in strict mode: each call object
-// in inner (one, or a list) is a call if it names an offered tool, and is
-// reported as malformed otherwise; a body that is not readable is one
-// malformed call. whole is the capture, tags included.
+// in inner (one, or a list of objects) is a call if it names an offered
+// tool, and is reported as malformed otherwise; a body that is not
+// readable, or a list holding anything but objects, is one malformed call.
+// whole is the capture, tags included.
 func (e *Extractor) emitStrict(inner, whole string) {
 	defer e.markCall()
 	// bad reports what whole holds: the capture, or the element of a list
@@ -499,10 +629,22 @@ func (e *Extractor) emitStrict(inner, whole string) {
 			bad(ReasonJSON, nameIn(s))
 			return
 		}
+		for _, raw := range raws {
+			if len(raw) == 0 || raw[0] != '{' {
+				// A list that is not all call objects is one unreadable
+				// call, not one per element.
+				bad(ReasonJSON, nameIn(s))
+				return
+			}
+		}
 	} else {
 		raw, _, err := argjson.Normalize([]byte(s))
 		if err != nil {
-			bad(ReasonJSON, nameIn(s))
+			r := ReasonJSON
+			if errors.Is(err, argjson.ErrTooLarge) {
+				r = ReasonTooLarge
+			}
+			bad(r, nameIn(s))
 			return
 		}
 		raws = []json.RawMessage{raw}

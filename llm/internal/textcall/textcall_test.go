@@ -85,6 +85,9 @@ var cases = []struct {
 	{"json mid text", `The object {"name": "get_weather", "arguments": {}} is an example.`, out{Text: `The object {"name": "get_weather", "arguments": {}} is an example.`}},
 	{"angle brackets in text", "if a < b && c[0] > d {", out{Text: "if a < b && c[0] > d {"}},
 	{"braces in strings", `{"name": "read_file", "arguments": {"path": "a}b.txt"}}`, out{Calls: []call{{"read_file", `{"path":"a}b.txt"}`, false}}}},
+	{"hermes in a fence", "```\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>\n```", out{Text: "```\n```", Calls: []call{paris}}},
+	{"hermes after a code block", "Run:\n```sh\nls\n```\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call>", out{Text: "Run:\n```sh\nls\n```\n", Calls: []call{paris}}},
+	{"fenced call after a code block", "```sh\nls\n```\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```\n", out{Text: "```sh\nls\n```\n", Calls: []call{paris}}},
 	{"cut-off arguments flagged", `<tool_call>{"name": "read_file", "arguments": "{\"path\": \"notes.t"}</tool_call>`, out{Calls: []call{{"read_file", `{}`, true}}}},
 }
 
