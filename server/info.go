@@ -137,33 +137,75 @@ type usageJSON struct {
 	// Since is the first day counted (UTC).
 	Since string `json:"since"`
 	// Days holds every day from Since to today, zero days included.
-	Days []session.DayUsage `json:"days"`
+	Days []dayUsage `json:"days"`
 	// Total sums Days.
-	Total tokens `json:"total"`
+	Total usageFigures `json:"total"`
 	// Sessions are the sessions that used tokens (all time), most
 	// recently updated first.
 	Sessions []sessionUsage `json:"sessions"`
+	// By and Groups, when ?by= asks for them: the same usage as Total,
+	// summed per day, model, session or workspace (only keys with calls),
+	// in the order of their keys.
+	By     string        `json:"by,omitempty"`
+	Groups *[]usageGroup `json:"groups,omitempty"`
 }
 
-type tokens struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+// usageFigures sums model calls: tokens and cost. Cost is in micro-units
+// (millionths) of the user's currency, the sum of the priced calls; it is
+// null when no call was priced (none made, or none with a price), never 0
+// for an unknown cost. Unpriced counts the calls without a price: above 0,
+// the cost is a lower bound.
+type usageFigures struct {
+	Calls             int    `json:"calls"`
+	InputTokens       int64  `json:"input_tokens"`
+	OutputTokens      int64  `json:"output_tokens"`
+	CachedInputTokens int64  `json:"cached_input_tokens"`
+	Cost              *int64 `json:"cost"`
+	Unpriced          int    `json:"unpriced"`
+}
+
+func figures(t session.UsageTotal) usageFigures {
+	f := usageFigures{Calls: t.Calls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+		CachedInputTokens: t.CachedInputTokens, Unpriced: t.Unpriced}
+	if t.Calls > t.Unpriced {
+		c := t.Cost
+		f.Cost = &c
+	}
+	return f
+}
+
+type dayUsage struct {
+	Day string `json:"day"`
+	usageFigures
+}
+
+type usageGroup struct {
+	Key string `json:"key"`
+	usageFigures
 }
 
 type sessionUsage struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Model     string    `json:"model,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-	tokens
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	Model        string    `json:"model,omitempty"`
+	Workspace    string    `json:"workspace,omitempty"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	InputTokens  int       `json:"input_tokens"`
+	OutputTokens int       `json:"output_tokens"`
+	Cost         *int64    `json:"cost"`
+	Unpriced     int       `json:"unpriced"`
 }
 
-// maxUsageDays bounds GET /v1/usage?days=.
+// maxUsageDays bounds GET /v1/usage?days= (and since=).
 const maxUsageDays = 3660
 
-func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+// usageQuery reads GET /v1/usage's parameters: the first day shown, the
+// rows' filter and the grouping. It writes the error response and returns
+// false when one cannot be used.
+func usageQuery(w http.ResponseWriter, r *http.Request, today time.Time) (day time.Time, f session.UsageFilter, by string, ok bool) {
+	q := r.URL.Query()
 	days := 30
-	if v := r.URL.Query().Get("days"); v != "" {
+	if v := q.Get("days"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxUsageDays {
 			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("days=%q: give a number of days from 1 to %d", v, maxUsageDays))
@@ -171,39 +213,94 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		}
 		days = n
 	}
+	day = today.AddDate(0, 0, -(days - 1))
+	f.Since = day
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			t, err = time.Parse(time.RFC3339, v)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("since=%q: give a day (2006-01-02, UTC) or a time (RFC 3339)", v))
+			return
+		}
+		t = t.UTC()
+		day = t.Truncate(24 * time.Hour)
+		if day.After(today) || day.Before(today.AddDate(0, 0, -(maxUsageDays-1))) {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("since=%q: give a time from the last %d days, not in the future", v, maxUsageDays))
+			return
+		}
+		f.Since = t
+	}
+	f.SessionID = q.Get("session")
+	f.Model = q.Get("model")
+	if q.Has("workspace") {
+		ws := q.Get("workspace")
+		f.Workspace = &ws
+	}
+	switch by = q.Get("by"); by {
+	case session.ByDay, session.ByModel, session.BySession, session.ByWorkspace, "":
+	default:
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("by=%q: give day, model, session or workspace", by))
+		return
+	}
+	return day, f, by, true
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	today := time.Now().UTC().Truncate(24 * time.Hour)
-	since := today.AddDate(0, 0, -(days - 1))
-	byDay, err := s.store.UsageByDay(r.Context(), since)
+	since, f, by, ok := usageQuery(w, r, today)
+	if !ok {
+		return
+	}
+	byDay, err := s.store.UsageTotals(ctx, f, session.ByDay)
 	if err != nil {
 		s.storeError(w, "", err)
 		return
 	}
-	list, err := s.store.List(r.Context(), session.ListOptions{})
+	total, err := s.store.UsageTotals(ctx, f, session.ByTotal)
 	if err != nil {
 		s.storeError(w, "", err)
 		return
 	}
-	out := usageJSON{Since: since.Format(time.DateOnly), Days: make([]session.DayUsage, 0, days), Sessions: []sessionUsage{}}
-	have := map[string]session.DayUsage{}
+	list, err := s.store.List(ctx, session.ListOptions{Workspace: f.Workspace})
+	if err != nil {
+		s.storeError(w, "", err)
+		return
+	}
+	out := usageJSON{Since: since.Format(time.DateOnly), Days: []dayUsage{}, Sessions: []sessionUsage{}}
+	have := map[string]session.UsageTotal{}
 	for _, d := range byDay {
-		have[d.Day] = d
+		have[d.Key] = d
 	}
 	for d := since; !d.After(today); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
-		u, ok := have[day]
-		if !ok {
-			u = session.DayUsage{Day: day}
-		}
-		out.Days = append(out.Days, u)
-		out.Total.InputTokens += u.InputTokens
-		out.Total.OutputTokens += u.OutputTokens
+		out.Days = append(out.Days, dayUsage{Day: day, usageFigures: figures(have[day])})
+	}
+	if len(total) > 0 {
+		out.Total = figures(total[0])
 	}
 	for _, se := range list {
-		if se.InputTokens+se.OutputTokens == 0 {
+		if se.InputTokens+se.OutputTokens == 0 && se.Cost == nil && se.Unpriced == 0 || f.SessionID != "" && se.ID != f.SessionID {
 			continue
 		}
-		out.Sessions = append(out.Sessions, sessionUsage{ID: se.ID, Title: se.Title, Model: se.Model, UpdatedAt: se.UpdatedAt,
-			tokens: tokens{se.InputTokens, se.OutputTokens}})
+		out.Sessions = append(out.Sessions, sessionUsage{ID: se.ID, Title: se.Title, Model: se.Model, Workspace: se.Workspace,
+			UpdatedAt: se.UpdatedAt, InputTokens: se.InputTokens, OutputTokens: se.OutputTokens, Cost: se.Cost, Unpriced: se.Unpriced})
+	}
+	if by != "" {
+		groups := byDay
+		if by != session.ByDay {
+			if groups, err = s.store.UsageTotals(ctx, f, by); err != nil {
+				s.storeError(w, "", err)
+				return
+			}
+		}
+		list := make([]usageGroup, 0, len(groups))
+		for _, g := range groups {
+			list = append(list, usageGroup{Key: g.Key, usageFigures: figures(g)})
+		}
+		out.By, out.Groups = by, &list
 	}
 	writeJSON(w, http.StatusOK, out)
 }

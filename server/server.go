@@ -4,7 +4,8 @@
 // events stream as Server-Sent Events in the event contract of
 // docs/events.md (with reconnection by Last-Event-ID), cancellation,
 // undo, redo and rewind of what the agent changed, approvals, the model list,
-// provider health and token usage; outside /v1 it serves the web UI's static
+// provider health, token usage and its cost, and the workspaces the store
+// knows; outside /v1 it serves the web UI's static
 // files. The OpenAPI document (openapi.json, served at /v1/openapi.json) is
 // the reference for every route; docs/api.md explains how to use them.
 //
@@ -258,5 +259,9 @@ var routes = []route{
 	{"GET", "/v1/models", (*Server).listModels},
 	{"GET", "/v1/health", (*Server).health},
 	{"GET", "/v1/usage", (*Server).usage},
+	{"GET", "/v1/workspaces", (*Server).listWorkspaces},
+	{"POST", "/v1/workspaces", (*Server).addWorkspace},
+	{"PATCH", "/v1/workspaces", (*Server).patchWorkspace},
+	{"DELETE", "/v1/workspaces", (*Server).deleteWorkspace},
 	{"GET", "/v1/openapi.json", (*Server).openAPI},
 }

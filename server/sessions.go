@@ -115,7 +115,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		archived = b
 	}
-	list, err := s.store.List(r.Context(), session.ListOptions{Limit: limit, Query: q.Get("q"), Archived: archived})
+	opts := session.ListOptions{Limit: limit, Query: q.Get("q"), Archived: archived}
+	if q.Has("workspace") {
+		ws := q.Get("workspace")
+		opts.Workspace = &ws
+	}
+	list, err := s.store.List(r.Context(), opts)
 	if err != nil {
 		s.storeError(w, "", err)
 		return

@@ -107,12 +107,17 @@ func TestUsagePerSessionAndPerDay(t *testing.T) {
 	if len(u.Days) != 7 || u.Days[6].Day != today || u.Days[6].InputTokens != 600 || u.Days[6].OutputTokens != 60 || u.Days[0].InputTokens != 0 {
 		t.Errorf("days %+v", u.Days)
 	}
-	if u.Total != (tokens{600, 60}) || u.Since != time.Now().UTC().AddDate(0, 0, -6).Format(time.DateOnly) {
+	if u.Total.InputTokens != 600 || u.Total.OutputTokens != 60 || u.Total.Calls != 3 || u.Since != time.Now().UTC().AddDate(0, 0, -6).Format(time.DateOnly) {
 		t.Errorf("total %+v since %s", u.Total, u.Since)
 	}
+	// No price is configured: the cost is unknown, never 0.
+	if u.Total.Cost != nil || u.Total.Unpriced != 3 || u.Days[6].Cost != nil || u.Days[0].Cost != nil {
+		t.Errorf("cost of unpriced calls: total %+v, today %+v", u.Total, u.Days[6])
+	}
+	type tokens struct{ in, out int }
 	got := map[string]tokens{}
 	for _, s := range u.Sessions {
-		got[s.ID] = s.tokens
+		got[s.ID] = tokens{s.InputTokens, s.OutputTokens}
 	}
 	if len(got) != 2 || got[a] != (tokens{300, 30}) || got[b] != (tokens{300, 30}) {
 		t.Errorf("sessions %+v (idle %s)", u.Sessions, idle)
