@@ -455,6 +455,8 @@ func (m *Model) showStats() {
 		row("tool calls", fmt.Sprintf("%d (%d failed)", s.toolCalls, s.toolFailed)),
 		row("open for", fmtDuration(time.Since(s.started))),
 	}
+	sess, today := m.costs()
+	body = append(body, row("cost", sess), row("cost today", today+th.muted.Render(" (UTC, every session)")))
 	m.notice(noticeInfo, "This session so far", body)
 }
 
