@@ -63,7 +63,7 @@ func TestWebUIOnPostgres(t *testing.T) {
 	}
 	webPrereqs(t)
 	runWebUI(t, []string{"HEARTH_DATABASE_URL=" + pgtest.URL(t)},
-		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs", "restore.test.mjs", "plan.test.mjs"})
+		[]string{"sessions.test.mjs", "chat.test.mjs", "tools.test.mjs", "cancel.test.mjs", "restore.test.mjs", "plan.test.mjs", "workspaces.test.mjs"})
 }
 
 // runWebUI runs the web UI's Playwright tests (only files, when given)
@@ -104,8 +104,18 @@ func runWebUI(t *testing.T, env []string, files []string) {
 	var mark [8]byte
 	rand.Read(mark[:])
 	marker := "HEARTH_E2E_RUN=" + hex.EncodeToString(mark[:])
+	// A folder for the workspaces test to add (resolved, as the API keeps
+	// it), with a file in it to be refused as one.
+	newWS, wsErr := filepath.EvalSymlinks(t.TempDir())
+	if wsErr != nil {
+		t.Fatal(wsErr)
+	}
+	if err := os.WriteFile(filepath.Join(newWS, "notes.txt"), []byte("not a folder\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	nodeEnv := append(os.Environ(), marker,
 		"HEARTH_E2E_URL="+s.base, "HEARTH_E2E_TOKEN="+s.token, "HEARTH_E2E_WORKSPACE="+e.ws,
+		"HEARTH_E2E_NEW_WORKSPACE="+newWS,
 		"HEARTH_E2E_DEAD_URL="+ds.base+"/?token="+ds.token,
 		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
 	// The files, not the directory: node 21 and later take a directory

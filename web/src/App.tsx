@@ -9,6 +9,8 @@ import { MessageActions, RestoreDialog, RestoreNote, type RestoreAction, type Re
 import { SettingsDialog } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { UsageView } from './components/UsageView'
+import { WorkspacesView } from './components/WorkspacesView'
+import { formatCost, hasCalls } from './cost'
 import { entries, entrySeq, lastUserSeq, turnSeqs, withCheckpoints, type Entry, type TurnSeqs } from './history'
 import { currentPlan, planAnnouncement, planOfSession, type PlanSteps } from './plan'
 import { useSettings, useTheme } from './settings'
@@ -81,7 +83,9 @@ export function App() {
   const [draft, setDraft] = useState<{ text: string; n: number }>()
   const [models, setModels] = useState<ModelInfo[]>([])
   const [defaultModel, setDefaultModel] = useState('')
-  const [view, setView] = useState<'chat' | 'usage'>('chat')
+  const [view, setView] = useState<'chat' | 'usage' | 'workspaces'>('chat')
+  // The workspace whose sessions the list shows (undefined: every one's).
+  const [wsFilter, setWsFilter] = useState<string>()
   const [showSettings, setShowSettings] = useState(false)
   const [drawer, setDrawer] = useState(false)
   const narrow = useMedia('(max-width: 719px)')
@@ -118,7 +122,7 @@ export function App() {
       if (!client) return
       const seq = ++listSeq.current
       try {
-        const r = await client.sessions(q.trim(), undefined, showArchived)
+        const r = await client.sessions(q.trim(), undefined, showArchived, wsFilter)
         if (seq !== listSeq.current) return
         setSessions(r.sessions ?? [])
         setListError(undefined)
@@ -128,7 +132,7 @@ export function App() {
         setListError((err as Error).message)
       }
     },
-    [client, query, fail, showArchived],
+    [client, query, fail, showArchived, wsFilter],
   )
   useEffect(() => {
     const t = setTimeout(() => void refreshList(query), query ? 200 : 0)
@@ -492,7 +496,7 @@ export function App() {
   // this"): 0 before the first (the start of the session); none after a
   // summary.
   let prev: number | undefined = 0
-  const title = view === 'usage' ? 'Usage' : active?.title || (activeId ? 'Untitled' : 'New chat')
+  const title = view === 'usage' ? 'Usage' : view === 'workspaces' ? 'Workspaces' : active?.title || (activeId ? 'Untitled' : 'New chat')
   const current = turns.turns[turns.turns.length - 1]
   const plan = activeId || turns.turns.length > 0 ? currentPlan(sessionPlan, turns.turns) : null
 
@@ -518,6 +522,11 @@ export function App() {
         }}
         onUnarchive={(id) => void archive(id, false)}
         error={listError}
+        workspace={wsFilter}
+        onAllWorkspaces={() => {
+          setSessions([])
+          setWsFilter(undefined)
+        }}
       />
       {drawer && <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
       <Announcer turn={current} />
@@ -528,6 +537,7 @@ export function App() {
           onModel={(m) => setSettings({ model: m })}
           health={health}
           onUsage={() => setView(view === 'usage' ? 'chat' : 'usage')}
+          onWorkspaces={() => setView(view === 'workspaces' ? 'chat' : 'workspaces')}
           onSettings={() => setShowSettings(true)}
           onSessions={() => setDrawer(!drawer)}
           drawerOpen={drawer}
@@ -559,6 +569,16 @@ export function App() {
         )}
         {view === 'usage' && client ? (
           <UsageView client={client} onClose={() => setView('chat')} onOpen={(id) => navigate(id)} />
+        ) : view === 'workspaces' && client ? (
+          <WorkspacesView
+            client={client}
+            selected={wsFilter}
+            onSelect={(path) => {
+              setSessions([])
+              setWsFilter(path)
+            }}
+            onClose={() => setView('chat')}
+          />
         ) : (
           <>
             <div
@@ -576,6 +596,11 @@ export function App() {
                 {loadError && (
                   <p role="alert" className="turn-error">
                     {loadError}
+                  </p>
+                )}
+                {active && activeId && hasCalls(active) && (
+                  <p className="session-cost muted small" data-testid="session-cost">
+                    Cost of this session: {formatCost(active)}
                   </p>
                 )}
                 {archived && activeId && (

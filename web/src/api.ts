@@ -17,6 +17,7 @@ import type {
   Session,
   SessionDetail,
   Usage,
+  Workspace,
 } from './types'
 
 /** APIError is a failed API call: the server's code and message. */
@@ -98,10 +99,11 @@ export class Client {
    * Lists sessions, most recent first; q searches titles and messages;
    * archived lists the archived ones instead of the others.
    */
-  sessions(q = '', signal?: AbortSignal, archived = false): Promise<{ sessions: Session[] }> {
+  sessions(q = '', signal?: AbortSignal, archived = false, workspace?: string): Promise<{ sessions: Session[] }> {
     const params = new URLSearchParams({ limit: '200' })
     if (q) params.set('q', q)
     if (archived) params.set('archived', 'true')
+    if (workspace !== undefined) params.set('workspace', workspace)
     return this.json(`/v1/sessions?${params}`, { signal })
   }
 
@@ -181,8 +183,31 @@ export class Client {
     return this.json('/v1/health', { signal })
   }
 
-  usage(days = 30): Promise<Usage> {
-    return this.json(`/v1/usage?days=${days}`)
+  /** Usage of the last days; by adds groups (per model, day, session or workspace). */
+  usage(days = 30, by?: 'day' | 'model' | 'session' | 'workspace'): Promise<Usage> {
+    const params = new URLSearchParams({ days: String(days) })
+    if (by) params.set('by', by)
+    return this.json(`/v1/usage?${params}`)
+  }
+
+  /** The workspaces the store knows, most recently used first. */
+  workspaces(signal?: AbortSignal): Promise<{ workspaces: Workspace[] }> {
+    return this.json('/v1/workspaces', { signal })
+  }
+
+  /** Adds a folder (an absolute path to an existing directory) as a workspace; errors come as APIError. */
+  addWorkspace(body: { path: string; name?: string; trust?: string }): Promise<Workspace> {
+    return this.json('/v1/workspaces', { method: 'POST', body: JSON.stringify(body) })
+  }
+
+  /** Renames a workspace or sets its trust. */
+  patchWorkspace(path: string, body: { name?: string; trust?: string }): Promise<Workspace> {
+    return this.json(`/v1/workspaces?${new URLSearchParams({ path })}`, { method: 'PATCH', body: JSON.stringify(body) })
+  }
+
+  /** Forgets a workspace (its sessions are kept). */
+  async removeWorkspace(path: string): Promise<void> {
+    await this.request(`/v1/workspaces?${new URLSearchParams({ path })}`, { method: 'DELETE' })
   }
 
   async cancel(sessionId: string): Promise<void> {

@@ -82,6 +82,21 @@ export interface Session {
   /** The session this one was forked from, and the last message it took. */
   fork_of?: string
   fork_seq?: number
+  /** What its own model calls cost, in micro-units: null when none was priced (absent from an older server). */
+  cost?: number | null
+  /** Its calls without a price. */
+  unpriced?: number
+}
+
+/** A workspace the store knows (GET /v1/workspaces). */
+export interface Workspace {
+  /** Absolute, symlinks resolved; "" is the unknown workspace. */
+  path: string
+  name: string
+  trust: 'untrusted' | 'read-only' | 'trusted'
+  created_at: string
+  last_used: string
+  sessions: number
 }
 
 /** A tool call inside a stored assistant message. */
@@ -166,26 +181,40 @@ export interface Health {
   mcp?: { name: string; state: string; error?: string; tools?: string[] }[]
 }
 
-/** One day of GET /v1/usage. */
-export interface DayUsage {
-  day: string
+/** Model calls summed: tokens and cost (cost in micro-units, null when none was priced). */
+export interface UsageFigures {
+  calls?: number
   input_tokens: number
   output_tokens: number
+  cached_input_tokens?: number
+  cost?: number | null
+  unpriced?: number
+}
+
+/** One day of GET /v1/usage. */
+export interface DayUsage extends UsageFigures {
+  day: string
 }
 
 /** GET /v1/usage. */
 export interface Usage {
   since: string
   days: DayUsage[]
-  total: { input_tokens: number; output_tokens: number }
+  total: UsageFigures
   sessions: {
     id: string
     title: string
     model?: string
+    workspace?: string
     updated_at: string
     input_tokens: number
     output_tokens: number
+    cost?: number | null
+    unpriced?: number
   }[]
+  /** With by=: the grouping and its groups. */
+  by?: 'day' | 'model' | 'session' | 'workspace'
+  groups?: (UsageFigures & { key: string })[]
 }
 
 /** An approval answer. */

@@ -9,6 +9,7 @@ export function Header({
   onModel,
   health,
   onUsage,
+  onWorkspaces,
   onSettings,
   onSessions,
   drawerOpen,
@@ -21,6 +22,8 @@ export function Header({
   onModel(m: string): void
   health?: Health
   onUsage(): void
+  /** Opens the workspaces view (absent: no such button). */
+  onWorkspaces?(): void
   onSettings(): void
   onSessions(): void
   drawerOpen: boolean
@@ -72,6 +75,11 @@ export function Header({
             </option>
           ))}
         </select>
+        {onWorkspaces && (
+          <button type="button" onClick={onWorkspaces}>
+            Workspaces
+          </button>
+        )}
         <button type="button" onClick={onUsage}>
           Usage
         </button>

@@ -21,6 +21,9 @@ export interface SidebarProps {
   /** Brings an archived session back to the list. */
   onUnarchive?(id: string): void
   error?: string
+  /** The workspace whose sessions are listed (undefined: every one's), and how to list them all again. */
+  workspace?: string
+  onAllWorkspaces?(): void
 }
 
 /** Sidebar lists the sessions: new, switch, rename, delete, search, and the archived ones. */
@@ -68,6 +71,14 @@ export function Sidebar(p: SidebarProps) {
           </button>
         )}
       </div>
+      {p.workspace !== undefined && (
+        <p className="sidebar-filter small" data-testid="workspace-filter">
+          In <code>{p.workspace || 'the unknown workspace'}</code>{' '}
+          <button type="button" className="link" onClick={p.onAllWorkspaces}>
+            all workspaces
+          </button>
+        </p>
+      )}
       {p.error && (
         <p className="sidebar-error" role="alert">
           {p.error}
