@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/checkpoint"
+	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
@@ -348,7 +350,20 @@ type Config struct {
 	CompressAt float64
 	// Logger receives the agent's logs (nil: none).
 	Logger *slog.Logger
+	// Prices are what models cost, by model name (the name a turn runs,
+	// Config.Model or Request.Model): each model call's usage is stored
+	// with its cost, in micro-units (millionths) of the user's currency,
+	// computed in integers (see Price). A model without a price has no
+	// cost: it is unknown, counted in Result.Unpriced and in the store's
+	// totals, never 0. New checks every price.
+	Prices map[string]Price
 }
+
+// Price is what a model costs per million tokens, as decimal strings in
+// the user's currency (at most 6 places: "0.15", "3"). Input and Output
+// are required; CachedInput prices the input tokens that the server serves
+// from its prompt cache ("": as Input).
+type Price = pricing.Price
 
 // Sandbox says what the built-in tools may reach outside the workspace.
 type Sandbox struct {
@@ -425,6 +440,7 @@ type Agent struct {
 	keeper    *checkpoint.Keeper // nil: no checkpoints
 	log       *slog.Logger
 	idleTools time.Duration
+	rates     map[string]pricing.Rates // Config.Prices, read
 
 	spare *sessionTools // built by New, for the first session
 
@@ -483,6 +499,16 @@ func New(c Config) (*Agent, error) {
 		if err := sp.Validate(); err != nil {
 			return nil, fmt.Errorf("hearth: %w", err)
 		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(c.Prices)) {
+		r, err := c.Prices[m].Rates()
+		if err != nil {
+			return nil, fmt.Errorf("hearth: the price of model %q: %w", m, err)
+		}
+		if a.rates == nil {
+			a.rates = map[string]pricing.Rates{}
+		}
+		a.rates[m] = r
 	}
 	var defaults []string
 	if c.Workspace != "" {

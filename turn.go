@@ -68,6 +68,13 @@ type Result struct {
 	Reason DoneReason
 	// Usage sums the tokens of the turn's model calls.
 	Usage llm.Usage
+	// Cost sums what the turn's model calls cost, in micro-units
+	// (millionths) of the user's currency (Config.Prices): nil when none
+	// had a price. Unpriced counts the calls whose model has no price:
+	// above 0, Cost is incomplete (or, nil, unknown), and must be shown
+	// as such.
+	Cost     *int64
+	Unpriced int
 	// ToolCalls lists the calls the model made, in order.
 	ToolCalls []llm.ToolCall
 	// Messages are what the turn added to the session: the model's
@@ -274,13 +281,13 @@ func (t *Turn) run(ctx context.Context, ap agent.Approver, emit func(Event)) {
 	opts := agent.RunOptions{Model: t.req.Model, Approver: ap, Mode: s.Mode, Approvals: &s.approvals}
 	ct := &conversation.Turn{Store: a.store, Agent: &core, Options: opts, Prompt: llm.Message{Content: t.req.Message},
 		Context: joinContext(s.restoredNote(ctx), t.req.Context), Retry: t.req.Retry, Log: a.log, Checkpoints: a.keeper,
-		Session: session.Session{ID: s.id, Provider: a.c.Provider.Kind(), Model: model, Workspace: a.Workspace()}}
+		Prices: a.rates, Session: session.Session{ID: s.id, Provider: a.c.Provider.Kind(), Model: model, Workspace: a.Workspace()}}
 	out, runErr := ct.Run(ctx, emit)
 	err = runErr
 	if out == nil {
 		return
 	}
-	res = &Result{SessionID: out.SessionID, ToolCalls: out.ToolCalls}
+	res = &Result{SessionID: out.SessionID, ToolCalls: out.ToolCalls, Cost: out.Cost, Unpriced: out.Unpriced}
 	if out.Result != nil {
 		res.Text, res.Reason, res.Usage, res.Messages, res.Err, res.Plan = out.Text, out.Reason, out.Usage, out.Messages, out.Err, out.Plan
 		if err == nil && out.Reason == DoneError {

@@ -456,9 +456,10 @@ func (r *run) callModel(msgs []llm.Message) (*llm.Message, error) {
 			u := *ev.Usage
 			r.res.Usage.InputTokens += u.InputTokens
 			r.res.Usage.OutputTokens += u.OutputTokens
+			r.res.Usage.CachedInputTokens += u.CachedInputTokens
 			r.res.LastInputTokens = u.InputTokens
 			r.countedMsgs = len(msgs)
-			r.emit(Event{Type: EventUsage, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+			r.emit(Event{Type: EventUsage, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens})
 		case llm.EventDone:
 			if ev.Done.PromptTruncated {
 				a.log().Warn("the server cut the prompt to fit its context window", "model", r.model())

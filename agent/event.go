@@ -226,6 +226,14 @@ type Event struct {
 	Retryable bool
 	// usage
 	InputTokens, OutputTokens int
+	// CachedInputTokens (usage) are the input tokens the server served
+	// from its prompt cache: a part of InputTokens.
+	CachedInputTokens int
+	// Cost (usage) is what the call cost, in micro-units (millionths) of
+	// the user's currency: nil when its model has no price. The agent
+	// knows no prices: the layer that records usage (a stored turn) sets
+	// it before the event reaches the caller.
+	Cost *int64
 	// done
 	DoneReason DoneReason
 	// checkpoint
@@ -270,6 +278,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 	case EventUsage:
 		f = append(f, kv{"input_tokens", e.InputTokens}, kv{"output_tokens", e.OutputTokens})
+		if e.CachedInputTokens > 0 {
+			f = append(f, kv{"cached_input_tokens", e.CachedInputTokens})
+		}
+		if e.Cost != nil {
+			f = append(f, kv{"cost", *e.Cost})
+		}
 	case EventCheckpoint:
 		c := e.Checkpoint
 		if c == nil {

@@ -103,3 +103,32 @@ func TestCheckpointAndRestoreJSON(t *testing.T) {
 		}
 	}
 }
+
+// The usage event's optional fields: cached_input_tokens when the server
+// said some, cost (micro-units) only when priced — unknown is absent, a
+// priced free call is 0.
+func TestUsageEventJSON(t *testing.T) {
+	cost := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name string
+		ev   Event
+		want string
+	}{
+		{"tokens only", Event{Type: EventUsage, InputTokens: 10, OutputTokens: 2},
+			`{"type":"usage","input_tokens":10,"output_tokens":2}`},
+		{"cached", Event{Type: EventUsage, InputTokens: 10, OutputTokens: 2, CachedInputTokens: 8},
+			`{"type":"usage","input_tokens":10,"output_tokens":2,"cached_input_tokens":8}`},
+		{"priced", Event{Type: EventUsage, InputTokens: 10, OutputTokens: 2, CachedInputTokens: 8, Cost: cost(1234)},
+			`{"type":"usage","input_tokens":10,"output_tokens":2,"cached_input_tokens":8,"cost":1234}`},
+		{"priced at nothing", Event{Type: EventUsage, InputTokens: 1, OutputTokens: 1, Cost: cost(0)},
+			`{"type":"usage","input_tokens":1,"output_tokens":1,"cost":0}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.ev)
+			if err != nil || string(b) != tc.want {
+				t.Errorf("got %s (%v), want %s", b, err, tc.want)
+			}
+		})
+	}
+}

@@ -12,16 +12,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/tool"
 )
 
@@ -54,6 +58,9 @@ type Config struct {
 	// Checkpoints says whether what the agent changes in the workspace can
 	// be taken back (the user's file only).
 	Checkpoints Checkpoints `toml:"checkpoints"`
+	// Pricing is what models cost, so that each model call's cost is
+	// recorded (the user's file only).
+	Pricing Pricing `toml:"pricing"`
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
@@ -86,6 +93,89 @@ type Checkpoints struct {
 	// kept (0: 32 MiB); such a file cannot be restored, and the
 	// checkpoint says so.
 	MaxFileSize int64 `toml:"max_file_size"`
+}
+
+// Pricing is the [pricing] table: the models' prices, per million tokens.
+// Nothing is hard-coded: a model without a price here has no cost (shown
+// as unknown, never 0).
+//
+//	[pricing]
+//	currency = "USD"
+//	[pricing.models."gpt-4o-mini"]
+//	input = 0.15
+//	output = 0.60
+//	cached_input = 0.075
+type Pricing struct {
+	// Currency is a label shown with costs ("USD", "EUR"); nothing is
+	// converted. Default: none.
+	Currency string `toml:"currency"`
+	// Models are the prices by model name (the name the provider is asked
+	// for).
+	Models map[string]ModelPrice `toml:"models"`
+}
+
+// ModelPrice is one model's price per million tokens, in the currency:
+// each a number (0.15) or a string ("0.15"), at most 6 decimal places.
+// Input and output are required; cached_input (the input tokens the server
+// serves from its prompt cache) defaults to input.
+type ModelPrice struct {
+	Input       any `toml:"input"`
+	Output      any `toml:"output"`
+	CachedInput any `toml:"cached_input"`
+}
+
+// Price reads p as decimal strings, exactly: a TOML number is written back
+// with the shortest digits that read as it (strconv.FormatFloat 'f', -1),
+// which are the digits the user wrote, and never goes through float
+// arithmetic. It does not check the amounts (pricing.Price.Rates does).
+func (p ModelPrice) Price() (pricing.Price, error) {
+	var out pricing.Price
+	for _, f := range []struct {
+		key string
+		v   any
+		s   *string
+	}{{"input", p.Input, &out.Input}, {"output", p.Output, &out.Output}, {"cached_input", p.CachedInput, &out.CachedInput}} {
+		switch v := f.v.(type) {
+		case nil:
+		case string:
+			*f.s = v
+		case int64:
+			*f.s = strconv.FormatInt(v, 10)
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return pricing.Price{}, fmt.Errorf("%s: %v is not a price", f.key, v)
+			}
+			*f.s = strconv.FormatFloat(v, 'f', -1, 64)
+		default:
+			return pricing.Price{}, fmt.Errorf("%s: want a number such as 0.15 (or a string \"0.15\"), not %T", f.key, f.v)
+		}
+	}
+	return out, nil
+}
+
+// Prices are the models' prices, read and checked; an error names the
+// model and the setting.
+func (p Pricing) Prices() (map[string]pricing.Price, error) {
+	if len(p.Models) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]pricing.Price, len(p.Models))
+	for _, m := range slices.Sorted(maps.Keys(p.Models)) {
+		mp := p.Models[m]
+		pr, err := mp.Price()
+		if err == nil {
+			_, err = pr.Rates()
+			// "price: input: …" → "input: …": the table names the price.
+			if err != nil {
+				err = errors.New(strings.TrimPrefix(err.Error(), "price: "))
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("[pricing.models.%q] %w", m, err)
+		}
+		out[m] = pr
+	}
+	return out, nil
 }
 
 // On reports whether checkpoints are on (the default).
@@ -407,6 +497,10 @@ func (c *Config) merge(o *Config) {
 	if o.StrictPlan {
 		c.StrictPlan = true
 	}
+	if o.Pricing.Currency != "" {
+		c.Pricing.Currency = o.Pricing.Currency
+	}
+	c.Pricing.Models = mergeMap(c.Pricing.Models, o.Pricing.Models)
 	c.Providers = mergeMap(c.Providers, o.Providers)
 	c.Profiles = mergeMap(c.Profiles, o.Profiles)
 	c.MCPServers = mergeMap(c.MCPServers, o.MCPServers)
@@ -484,6 +578,9 @@ func (c *Config) check() error {
 	}
 	if c.Checkpoints.MaxFileSize < 0 {
 		return fmt.Errorf("[checkpoints] max_file_size %d: want a size in bytes, e.g. 33554432 for 32 MiB (0: the default, 32 MiB)", c.Checkpoints.MaxFileSize)
+	}
+	if _, err := c.Pricing.Prices(); err != nil {
+		return err
 	}
 	if c.Compression < 0 || c.Compression >= 1 {
 		return fmt.Errorf("compression_threshold %v: want a share of the window between 0 and 1, e.g. 0.7", c.Compression)

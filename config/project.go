@@ -48,6 +48,8 @@ import (
 //	    file may be to be kept), are the user's. A project turning
 //	    checkpoints off would take away undo; a tiny max_file_size would
 //	    make its files unrestorable, a huge one fill the user's disk.
+//	pricing: ignored: prices and their currency label are the user's (a
+//	    project could make a paid model look free, or cheap ones dear).
 //	secret_paths (top level and in profiles): added to the user's: more
 //	    paths kept from tools only tightens.
 //	profiles: merged field by field with the user's profile of the same name
@@ -163,6 +165,16 @@ func (c *Config) addProject(p *Config, workspace string) []string {
 		pr.ignored(fmt.Sprintf("sets [checkpoints] max_file_size = %d", p.Checkpoints.MaxFileSize),
 			"which files can be restored, and how much of your disk checkpoints take, is yours to choose",
 			"Set it in YOURS if you want it.")
+	}
+	if p.Pricing.Currency != "" {
+		pr.ignored(fmt.Sprintf("sets [pricing] currency = %q", p.Pricing.Currency),
+			"the prices of your models are yours to set",
+			"Set it in YOURS if you want it.")
+	}
+	for _, name := range sortedKeys(p.Pricing.Models) {
+		pr.ignored(fmt.Sprintf("sets a price for the model %q", name),
+			"the prices of your models are yours to set",
+			"Set it in YOURS ([pricing.models]) if you want it.")
 	}
 	for _, name := range sortedKeys(p.MCPServers) {
 		m := p.MCPServers[name]

@@ -83,6 +83,12 @@ func TestProjectRules(t *testing.T) {
 		{"the checkpoints' size cap is the user's", []string{"Checkpoints.MaxFileSize"},
 			"[checkpoints]\nmax_file_size = 1",
 			func(c *Config, _ string) bool { return c.Checkpoints.MaxFileSize == 0 }, "sets [checkpoints] max_file_size = 1"},
+		{"the currency is the user's", []string{"Config.Pricing", "Pricing.Currency"},
+			"[pricing]\ncurrency = \"EUR\"",
+			func(c *Config, _ string) bool { return c.Pricing.Currency == "" }, `sets [pricing] currency = "EUR"`},
+		{"prices are the user's", []string{"Pricing.Models", "ModelPrice.*"},
+			"[pricing.models.big]\ninput = 0\noutput = \"0\"\ncached_input = 0.0",
+			func(c *Config, _ string) bool { return len(c.Pricing.Models) == 0 }, `sets a price for the model "big"`},
 		{"a project may hold the model to its plan", []string{"Config.StrictPlan"},
 			`strict_plan = true`,
 			func(c *Config, _ string) bool { return c.StrictPlan }, ""},
@@ -243,7 +249,7 @@ func TestProjectRules(t *testing.T) {
 	}
 
 	// Every setting a file can hold has a rule above.
-	for _, v := range []any{Config{}, Profile{}, Provider{}, MCPServer{}, SubAgent{}, Model{}, Store{}, Checkpoints{}} {
+	for _, v := range []any{Config{}, Profile{}, Provider{}, MCPServer{}, SubAgent{}, Model{}, Store{}, Checkpoints{}, Pricing{}, ModelPrice{}} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {
 			f := typ.Field(i)

@@ -127,6 +127,10 @@ type Request struct {
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// CachedInputTokens are the input tokens the server served from its
+	// prompt cache (OpenAI's prompt_tokens_details.cached_tokens): a part
+	// of InputTokens, not more of them. 0 when the server does not say.
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
 }
 
 // Capability is something a model can do.

@@ -221,7 +221,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run `PROMPT` headless and exit, as hearth run does")
 	a.addRunFlags(root, &a.rootRun)
 	a.addTUIFlags(root)
-	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.mcpCommand(), a.migrateCommand(), a.workspacesCommand())
+	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.mcpCommand(), a.migrateCommand(), a.workspacesCommand(), a.usageCommand())
 	return root
 }
 

@@ -510,12 +510,18 @@ func (p *printer) writeJSON(ev agent.Event) {
 
 // jsonResult is the --output-format json object.
 type jsonResult struct {
-	SessionID string         `json:"session_id"`
-	Response  string         `json:"response"`
-	Reason    string         `json:"reason"`
-	ToolCalls []jsonCall     `json:"tool_calls"`
-	Usage     llm.Usage      `json:"usage"`
-	Error     *jsonErrorInfo `json:"error"`
+	SessionID string     `json:"session_id"`
+	Response  string     `json:"response"`
+	Reason    string     `json:"reason"`
+	ToolCalls []jsonCall `json:"tool_calls"`
+	Usage     llm.Usage  `json:"usage"`
+	// Cost is what the turn's model calls cost, in micro-units
+	// (millionths) of the [pricing] currency: null when none had a price.
+	// Unpriced counts the calls without one (above 0: the cost is
+	// incomplete, or unknown).
+	Cost     *int64         `json:"cost"`
+	Unpriced int            `json:"unpriced"`
+	Error    *jsonErrorInfo `json:"error"`
 	// Plan is the model's plan at the end of the turn, if it kept one.
 	Plan *hearth.Plan `json:"plan,omitempty"`
 }
@@ -555,7 +561,8 @@ func (p *printer) finish(res *hearth.Result, storeErr, fail error) {
 			p.view.out.Line(p.kept)
 		}
 	case "json":
-		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}, Plan: res.Plan}
+		j := jsonResult{SessionID: res.SessionID, Response: res.Text, Reason: string(res.Reason), Usage: res.Usage, ToolCalls: []jsonCall{}, Plan: res.Plan,
+			Cost: res.Cost, Unpriced: res.Unpriced}
 		for _, tc := range res.ToolCalls {
 			j.ToolCalls = append(j.ToolCalls, jsonCall{tc.ID, tc.Name, tc.Args})
 		}

@@ -162,7 +162,7 @@ func (a *app) sessionsShow() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return writeMarkdown(a.io.out, s, msgs, false, true)
+				return writeMarkdown(a.io.out, s, msgs, false, true, a.currency())
 			})
 		},
 	}
@@ -209,7 +209,7 @@ func (a *app) sessionsExport() *cobra.Command {
 						ToolRuns []session.ToolRun `json:"tool_runs"`
 					}{s, msgs, runs})
 				} else {
-					err = writeMarkdown(w, s, msgs, true, false)
+					err = writeMarkdown(w, s, msgs, true, false, a.currency())
 				}
 				if f != nil {
 					if cerr := f.Close(); err == nil {
@@ -282,7 +282,10 @@ func exactArgs(n int) cobra.PositionalArgs {
 // Markdown is for people, like run's text output: what the model and the
 // tools wrote is stripped of control sequences (see termtext), on a
 // terminal or in a file. The JSON export keeps it exact.
-func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, full, numbered bool) error {
+//
+// The header gives the session's cost (its own model calls': see
+// formatCost), in the [pricing] currency.
+func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, full, numbered bool, currency string) error {
 	w := termtext.NewWriter(out)
 	defer w.Flush()
 	title := s.Title
@@ -299,6 +302,9 @@ func writeMarkdown(out io.Writer, s *session.Session, msgs []session.Message, fu
 	}
 	if s.Archived {
 		fmt.Fprint(w, " · archived")
+	}
+	if c := sessionCost(s, currency); c != "" {
+		fmt.Fprintf(w, " · cost %s", c)
 	}
 	fmt.Fprintln(w)
 	for _, m := range msgs {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/checkpoint"
+	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tool"
@@ -59,6 +60,11 @@ type Turn struct {
 	// cannot be made is refused: what it would change could not be
 	// undone.
 	Checkpoints *checkpoint.Keeper
+	// Prices are the models' rates, by model name (see internal/pricing):
+	// each model call's usage is recorded with its cost, and its usage
+	// event carries it. A model without one has no cost (unknown, never
+	// 0).
+	Prices map[string]pricing.Rates
 }
 
 // ErrNothingToRetry is returned by a Retry of a session whose last message
@@ -75,6 +81,11 @@ type Outcome struct {
 	*agent.Result
 	// ToolCalls lists the calls made, in order.
 	ToolCalls []llm.ToolCall
+	// Cost sums the cost of the turn's priced model calls, in
+	// micro-units (nil: none was priced); Unpriced counts its calls
+	// without a price (when above 0, the cost is incomplete, or unknown).
+	Cost     *int64
+	Unpriced int
 }
 
 // Run performs the turn, emitting the agent's events (first an
@@ -302,7 +313,14 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	res := a.RunWith(ctx, history, o, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
 			lastOutput = ev.OutputTokens
-			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: model, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens}))
+			ev.Cost = t.cost(model, ev, log)
+			if ev.Cost == nil {
+				out.Unpriced++
+			} else {
+				out.Cost = addCost(out.Cost, *ev.Cost)
+			}
+			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: model, InputTokens: ev.InputTokens,
+				CachedInputTokens: ev.CachedInputTokens, OutputTokens: ev.OutputTokens, Cost: ev.Cost}))
 		}
 		emit(ev)
 	})
@@ -326,6 +344,31 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		return out, fmt.Errorf("saving the session: %w", storeErr)
 	}
 	return out, nil
+}
+
+// cost is what the model call a usage event counts cost at the model's
+// price, in micro-units: nil when the model has none (or the counts
+// cannot be priced: unknown, never a wrong figure).
+func (t *Turn) cost(model string, ev agent.Event, log *slog.Logger) *int64 {
+	r, ok := t.Prices[model]
+	if !ok {
+		return nil
+	}
+	c, err := r.Cost(pricing.Tokens{Input: int64(ev.InputTokens), Output: int64(ev.OutputTokens), CachedInput: int64(ev.CachedInputTokens)})
+	if err != nil {
+		log.Warn("pricing a model call", "model", model, "error", err)
+		return nil
+	}
+	return &c
+}
+
+// addCost adds c to a sum that may be unknown yet.
+func addCost(sum *int64, c int64) *int64 {
+	v := c
+	if sum != nil {
+		v += *sum
+	}
+	return &v
 }
 
 // planOf is the session's plan: that of its live messages, or, when a

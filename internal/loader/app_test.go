@@ -236,3 +236,21 @@ func TestDialectKeys(t *testing.T) {
 		})
 	}
 }
+
+// The user's [pricing] reaches the agent's config; a project's does not.
+func TestPricesFromConfig(t *testing.T) {
+	o, _ := setup(t, "[pricing]\ncurrency = \"USD\"\n[pricing.models.m]\ninput = 0.15\noutput = 0.6\ncached_input = 0.075",
+		"[pricing.models.other]\ninput = 0\noutput = 0", nil)
+	o.NoStore = true
+	l, err := Load(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if p := l.Config.Prices; len(p) != 1 || p["m"].Input != "0.15" || p["m"].Output != "0.6" || p["m"].CachedInput != "0.075" {
+		t.Errorf("prices %+v", p)
+	}
+	if l.File.Pricing.Currency != "USD" {
+		t.Errorf("currency %q", l.File.Pricing.Currency)
+	}
+}

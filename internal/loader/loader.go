@@ -252,6 +252,11 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	if cfg.Compression > 0 {
 		l.Config.CompressAt = cfg.Compression
 	}
+	// The user's [pricing] (a project's is ignored): each model call's
+	// cost is recorded with its usage.
+	if l.Config.Prices, err = cfg.Pricing.Prices(); err != nil {
+		return nil, ConfigError{err}
+	}
 	l.checkpoints(o, cfg, wsp.Root())
 	if !o.NoStore {
 		if l.Store, err = OpenStore(ctx, cfg, o.Paths, o.Getenv, o.Log); err != nil {

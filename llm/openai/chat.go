@@ -146,7 +146,13 @@ func usageOf(v *fastjson.Value) *llm.Usage {
 	if u == nil || u.Type() != fastjson.TypeObject {
 		return nil
 	}
-	return &llm.Usage{InputTokens: u.GetInt("prompt_tokens"), OutputTokens: u.GetInt("completion_tokens")}
+	in := u.GetInt("prompt_tokens")
+	// The prompt cache's share of the input (OpenAI, vLLM with prefix
+	// caching): a part of prompt_tokens, priced apart. A server that
+	// says more cached tokens than input ones is not believed beyond
+	// the input.
+	cached := min(max(u.GetInt("prompt_tokens_details", "cached_tokens"), 0), max(in, 0))
+	return &llm.Usage{InputTokens: in, OutputTokens: u.GetInt("completion_tokens"), CachedInputTokens: cached}
 }
 
 // Chat streams /chat/completions (or, with req.NoStream, makes one call and
