@@ -157,8 +157,8 @@ const (
 // Trust is what a workspace's own files may do: untrusted (the default
 // for a folder never seen: its project config may only tighten), read-only
 // (reading only, whatever the approval mode), trusted (its project config
-// applies as the user's own would). The store keeps it; the places where
-// effects happen enforce it.
+// applies as the user's own would). The store keeps it; it is recorded
+// only, not yet enforced where effects happen (issue 20).
 type Trust string
 
 // The trust levels.
@@ -313,7 +313,7 @@ type Store interface {
 	// (untrusted) if it is new, atomically (one statement, or one
 	// transaction): processes that touch a new path at once make one
 	// workspace, without error. It returns the
-	// stored workspace (whose Trust is what the caller enforces).
+	// stored workspace (its Trust recorded; not yet enforced).
 	TouchWorkspace(ctx context.Context, path string) (Workspace, error)
 	// RemoveWorkspace forgets a workspace (an error wrapping ErrNotFound
 	// if it is not known). Its sessions stay, and keep their path; a new

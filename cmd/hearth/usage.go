@@ -14,7 +14,6 @@ import (
 
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/pricing"
-	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -214,7 +213,7 @@ func writeUsageTable(out io.Writer, by, currency string, rows []session.UsageTot
 	width := len(usageKeyTitle(by))
 	keys := make([]string, len(rows))
 	for i, r := range rows {
-		keys[i] = termtext.String(r.Key)
+		keys[i] = cell(r.Key)
 		if by == session.ByWorkspace && r.Key == "" {
 			keys[i] = "unknown"
 		}

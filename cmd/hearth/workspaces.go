@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -30,9 +33,9 @@ func (a *app) workspacesCommand() *cobra.Command {
   read-only   the agent may only read there
   trusted     the project's config applies as your own would
 
-The levels are recorded here; a later release enforces them where effects
-happen (see issue 20 in the project's tracker). Sessions belong to the folder
-they ran in: hearth sessions list --workspace PATH lists them.`,
+The levels are recorded here; they are not yet enforced where effects happen
+(a later release does). Sessions belong to the folder they ran in: the list
+counts them, and the HTTP API lists them (GET /v1/sessions?workspace=PATH).`,
 		Example: `  hearth workspaces
   hearth workspaces add ~/src/app --name app
   hearth workspaces trust ~/src/app trusted
@@ -59,6 +62,9 @@ they ran in: hearth sessions list --workspace PATH lists them.`,
 			path, err := workspacePath(args[0], true)
 			if err != nil {
 				return err
+			}
+			if err := checkName(name); err != nil {
+				return usageError{err}
 			}
 			w := session.Workspace{Path: path, Name: name}
 			if trust != "" {
@@ -123,6 +129,31 @@ func argsSaying(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// checkName refuses a name that is not one short line of text: it is
+// shown in tables, where a line break or a tab would forge rows.
+func checkName(name string) error {
+	if utf8.RuneCountInString(name) > 200 {
+		return errors.New("--name: at most 200 characters")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("--name %q: one line of text, without tabs or control characters", name)
+		}
+	}
+	return nil
+}
+
+// cell is a value for a table cell: stripped of control sequences, and
+// with line breaks and tabs shown escaped, so that no value makes a row or
+// a column of its own.
+func cell(s string) string {
+	s = termtext.String(s)
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
+	}
+	return s
 }
 
 // workspacePath is the folder as Hearth records it: absolute, symlinks
@@ -201,7 +232,7 @@ func (a *app) workspacesListRun(ctx context.Context, asJSON bool) error {
 			if path == "" {
 				path = "(sessions recorded without a folder)"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", termtext.String(ws.Name), ws.Trust, ws.Sessions, ws.LastUsed.Local().Format("2006-01-02 15:04"), termtext.String(path))
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", cell(ws.Name), ws.Trust, ws.Sessions, ws.LastUsed.Local().Format("2006-01-02 15:04"), cell(path))
 		}
 		return w.Flush()
 	})

@@ -82,3 +82,24 @@ func TestWorkspacesCommand(t *testing.T) {
 		t.Errorf("the session went with its folder: %s", out)
 	}
 }
+
+// TestWorkspaceNamesStayInTheirCell: a name is one line of text; a folder
+// whose own name holds a tab or a line break is shown escaped, never as a
+// row or a column of its own.
+func TestWorkspaceNamesStayInTheirCell(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HEARTH_HOME": home, "NO_COLOR": "1"}
+	dir := t.TempDir()
+	if code, _, errOut := runHearth(t, env, "workspaces", "add", dir, "--name", "mine\tuntrusted\t0\n/etc"); code != 2 || !strings.Contains(errOut, "one line of text") {
+		t.Fatalf("a forged name: exit %d %s", code, errOut)
+	}
+	odd := filepath.Join(t.TempDir(), "a\tb\nc")
+	os.Mkdir(odd, 0o755)
+	if code, _, errOut := runHearth(t, env, "workspaces", "add", odd); code != 0 {
+		t.Fatalf("add: %d %s", code, errOut)
+	}
+	code, out, _ := runHearth(t, env, "workspaces")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || !strings.Contains(out, `a\tb\nc`) {
+		t.Errorf("table:\n%s", out)
+	}
+}
