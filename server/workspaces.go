@@ -173,16 +173,9 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request) {
 	if !workspaceFields(w, body, &ws) {
 		return
 	}
-	ctx := r.Context()
-	if _, err := s.store.Workspace(ctx, path); err != nil {
-		s.workspaceError(w, path, err)
-		return
-	}
-	if _, err := s.store.AddWorkspace(ctx, ws); err != nil {
-		s.workspaceError(w, path, err)
-		return
-	}
-	got, err := s.store.Workspace(ctx, path)
+	// One write that changes a known workspace only: one unknown, or
+	// removed meanwhile, is a 404, never made again.
+	got, err := s.store.UpdateWorkspace(r.Context(), ws)
 	if err != nil {
 		s.workspaceError(w, path, err)
 		return

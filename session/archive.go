@@ -64,6 +64,22 @@ type Archiver interface {
 	// SessionIDs lists the top-level sessions (those without a parent),
 	// oldest first.
 	SessionIDs(ctx context.Context) ([]string, error)
+	// ImportWorkspace writes the record of a workspace, as another
+	// store's Workspaces lists it (its Sessions is not read), in one
+	// statement or transaction. A path the store does not know is
+	// created as the record says: name (a default one stays the
+	// default), trust (untrusted when it has none), first and last use.
+	// A path the store knows keeps its own record: its name and trust
+	// are never changed, whatever the record says (an import neither
+	// raises nor lowers a trust); only its first use moves back, and its
+	// last use on, to the record's when they are earlier or later. It
+	// returns the workspace as stored, and whether it was new.
+	//
+	// Workspaces come with no session: a whole store's are copied by
+	// listing them (Workspaces) and importing each, before its sessions,
+	// whose Import then finds them known (a workspace made by a session's
+	// Import is untrusted, and would keep that).
+	ImportWorkspace(ctx context.Context, w Workspace) (Workspace, bool, error)
 }
 
 // Count returns how many sessions (a's and its children's, at any depth)

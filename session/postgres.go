@@ -1567,6 +1567,28 @@ func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, er
 	return got, nil
 }
 
+// UpdateWorkspace renames a known workspace or changes its trust, in one
+// statement; it creates none.
+func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
+	name, level, err := updateFields(w)
+	if err != nil {
+		return Workspace{}, err
+	}
+	var pgName any
+	if name != nil {
+		pgName = pgText(*name)
+	}
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `UPDATE workspaces AS w SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust)
+		WHERE w.path = $1 RETURNING `+pgWorkspaceColumns, pgText(w.Path), pgName, level))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Workspace{}, errNoWorkspace(w.Path)
+	}
+	if err != nil {
+		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, p.connError(err))
+	}
+	return got, nil
+}
+
 // TouchWorkspace records a use of a workspace now, in one statement.
 func (p *Postgres) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := pgNow()

@@ -206,3 +206,32 @@ func (p *Postgres) importSession(ctx context.Context, tx pgx.Tx, a *Archive, par
 	}
 	return nil
 }
+
+// ImportWorkspace writes a workspace's record (see Archiver), in one
+// statement: processes that import a new path at once make one row, and
+// only one of them reports it new.
+func (p *Postgres) ImportWorkspace(ctx context.Context, w Workspace) (Workspace, bool, error) {
+	name, trust, created, used, err := importFields(w)
+	if err != nil {
+		return Workspace{}, false, err
+	}
+	var added bool
+	// xmax is 0 in the row an INSERT made, the updating transaction's id
+	// in one ON CONFLICT updated.
+	row := p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, created_at, last_used) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (path) DO UPDATE SET created_at = LEAST(w.created_at, EXCLUDED.created_at), last_used = GREATEST(w.last_used, EXCLUDED.last_used)
+		RETURNING `+pgWorkspaceColumns+`, w.xmax = 0`, pgText(w.Path), pgText(name), string(trust), pgTime(created), pgTime(used))
+	got, err := scanPgWorkspace(scanMore{row, []any{&added}})
+	if err != nil {
+		return Workspace{}, false, fmt.Errorf("import workspace %s: %w", w.Path, p.connError(err))
+	}
+	return got, added, nil
+}
+
+// scanMore scans a row into the destinations given, then into more.
+type scanMore struct {
+	row  pgx.Row
+	more []any
+}
+
+func (s scanMore) Scan(dest ...any) error { return s.row.Scan(append(dest, s.more...)...) }

@@ -309,6 +309,12 @@ type Store interface {
 	// use now) or, when it exists, changes only what w sets (Name,
 	// Trust). It returns the stored workspace.
 	AddWorkspace(ctx context.Context, w Workspace) (Workspace, error)
+	// UpdateWorkspace changes what w sets (Name, Trust) of the known
+	// workspace w.Path, and returns it as stored; an error wrapping
+	// ErrNotFound when the store does not know it (it is never created:
+	// a workspace removed meanwhile stays removed). One statement, or
+	// one transaction.
+	UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error)
 	// TouchWorkspace records a use of the workspace path now, creating it
 	// (untrusted) if it is new, atomically (one statement, or one
 	// transaction): processes that touch a new path at once make one

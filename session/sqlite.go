@@ -859,6 +859,37 @@ func (s *SQLite) upsertWorkspace(ctx context.Context, path, upsert string, args 
 	return got, tx.Commit()
 }
 
+// UpdateWorkspace renames a known workspace or changes its trust, in one
+// transaction; it creates none.
+func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
+	name, level, err := updateFields(w)
+	if err != nil {
+		return Workspace{}, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "UPDATE workspaces SET name = COALESCE(?, name), trust = COALESCE(?, trust) WHERE path = ?", name, level, w.Path)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
+	} else if n == 0 {
+		return Workspace{}, errNoWorkspace(w.Path)
+	}
+	got, err := scanWorkspace(tx.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w WHERE w.path = ?", w.Path))
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
+	}
+	return got, nil
+}
+
 // TouchWorkspace records a use of a workspace now, in one transaction.
 func (s *SQLite) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := now()

@@ -201,3 +201,41 @@ func (s *SQLite) importSession(ctx context.Context, tx *sql.Tx, a *Archive, pare
 	}
 	return nil
 }
+
+// ImportWorkspace writes a workspace's record (see Archiver), in one
+// transaction (which holds the file's write lock from its start).
+func (s *SQLite) ImportWorkspace(ctx context.Context, w Workspace) (Workspace, bool, error) {
+	name, trust, created, used, err := importFields(w)
+	if err != nil {
+		return Workspace{}, false, err
+	}
+	fail := func(err error) (Workspace, bool, error) {
+		return Workspace{}, false, fmt.Errorf("import workspace %s: %w", w.Path, s.fileError(err))
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	var one int
+	added := false
+	switch err := tx.QueryRowContext(ctx, "SELECT 1 FROM workspaces WHERE path = ?", w.Path).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		added = true
+	case err != nil:
+		return fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (path, name, trust, created_at, last_used) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_used = max(last_used, excluded.last_used)`,
+		w.Path, name, string(trust), created.UnixMilli(), used.UnixMilli()); err != nil {
+		return fail(err)
+	}
+	got, err := scanWorkspace(tx.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w WHERE w.path = ?", w.Path))
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return got, added, nil
+}

@@ -54,6 +54,47 @@ func addTrust(t Trust) (Trust, error) {
 	return ParseTrust(string(t))
 }
 
+// updateFields are what UpdateWorkspace writes: the name and trust w
+// sets (nil: keep it).
+func updateFields(w Workspace) (name, level *string, err error) {
+	trust, err := addTrust(w.Trust)
+	if err != nil {
+		return nil, nil, fmt.Errorf("update workspace %s: %w", w.Path, err)
+	}
+	if w.Name != "" {
+		name = &w.Name
+	}
+	if trust != "" {
+		l := string(trust)
+		level = &l
+	}
+	return name, level, nil
+}
+
+// importFields are what ImportWorkspace writes for a new workspace: its
+// name ("" when it is the default, so that it stays the default), its
+// trust (untrusted when w has none), its first and last use (now when w
+// has none; the first when it has no last).
+func importFields(w Workspace) (name string, trust Trust, created, used time.Time, err error) {
+	if trust, err = addTrust(w.Trust); err != nil {
+		return "", "", time.Time{}, time.Time{}, fmt.Errorf("import workspace %s: %w", w.Path, err)
+	}
+	if trust == "" {
+		trust = TrustUntrusted
+	}
+	if w.Name != defaultName(w.Path) {
+		name = w.Name
+	}
+	created, used = w.CreatedAt, w.LastUsed
+	if created.IsZero() {
+		created = time.Now()
+	}
+	if used.IsZero() {
+		used = created
+	}
+	return name, trust, created, used, nil
+}
+
 // checkGroup says whether by is a grouping of UsageTotals.
 func checkGroup(by string) error {
 	switch by {

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/envscrub"
 	"github.com/hearth-agent/hearth/internal/loader"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -31,11 +32,19 @@ func (a *app) migrateCommand() *cobra.Command {
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "migrate --from SRC --to DST",
-		Short: "Copy every session from one session store to another (SQLite, PostgreSQL)",
+		Short: "Copy every session and workspace from one session store to another (SQLite, PostgreSQL)",
 		Long: `Migrate copies the sessions of one session store into another, whole: their
 messages as stored (reasoning, tool calls, images, cut-short replies,
 compactions, the records of failed turns), token usage, tool runs and the
 sessions of their sub-agents, with their ids and times.
+
+It copies the workspaces first (the folders 'hearth workspaces' lists, those
+added by hand without a session too): their names, trust levels and first
+and last use. A workspace DST knows already keeps DST's name and trust: a
+migration never raises or lowers a trust DST has (it says which differ; set
+them with 'hearth workspaces trust' if SRC's should win). Its first and last
+use widen to include SRC's, and a workspace's last use moves on to the last
+update of the sessions copied into it.
 
 It never deletes anything from SRC. Once DST holds what you expect (point
 HEARTH_DATABASE_URL at it and run 'hearth sessions list'), remove the old
@@ -51,11 +60,11 @@ SRC and DST are each one of:
                   is taken from PGPASSWORD)
   PATH            a SQLite file (hearth.db)
 
-A session DST already has (the same id) is skipped, and each session is
-copied in a transaction of its own: a migration that was interrupted is
-finished by running it again. Stop Hearth first (hearth serve, the desktop
+A session DST already has (the same id) is skipped, and each session (and
+workspace) is copied in a transaction of its own: a migration that was
+interrupted is finished by running it again. Stop Hearth first (hearth serve, the desktop
 app, running turns): a session that changes after it was copied is not
-copied again. --dry-run counts what would be copied and writes no session (a
+copied again. --dry-run counts what would be copied and writes no session or workspace (a
 PostgreSQL DST is still given Hearth's tables, as any Hearth that opens it
 does).
 
@@ -114,6 +123,14 @@ type migrateSummary struct {
 	Messages    int `json:"messages"`
 	// Skipped counts the sessions DST had already.
 	Skipped int `json:"skipped"`
+	// Workspaces counts SRC's workspaces; WorkspacesAdded those copied
+	// (new in DST), WorkspacesKept those DST had already (which keep
+	// DST's name and trust), TrustKept those of them whose trust in DST
+	// differs from SRC's.
+	Workspaces      int `json:"workspaces"`
+	WorkspacesAdded int `json:"workspaces_added"`
+	WorkspacesKept  int `json:"workspaces_kept"`
+	TrustKept       int `json:"trust_kept"`
 }
 
 func (a *app) migrate(ctx context.Context, from, to string, dryRun, asJSON bool) error {
@@ -165,6 +182,12 @@ func (a *app) migrate(ctx context.Context, from, to string, dryRun, asJSON bool)
 		return err
 	}
 	sum := migrateSummary{From: src.String(), To: dst.String(), DryRun: dryRun, Sessions: len(ids)}
+	// The workspaces first: the sessions' Import then finds them known,
+	// with their names and trust (it would make a new one untrusted).
+	kept, err := migrateWorkspaces(ctx, srcSt, dstSt, dryRun, &sum)
+	if err != nil {
+		return err
+	}
 	progress := &migrateProgress{a: a, total: len(ids), on: a.isTTY(a.io.err)}
 	copied := func(ar *session.Archive) {
 		n, m := ar.Count()
@@ -192,9 +215,19 @@ func (a *app) migrate(ctx context.Context, from, to string, dryRun, asJSON bool)
 	if dryRun {
 		a.stderr().Line(fmt.Sprintf("would move %s (%s), skip %d already in %s; nothing was written (--dry-run)",
 			plural(sum.Moved, "session"), plural(sum.Messages, "message"), sum.Skipped, dst))
+		a.stderr().Line(fmt.Sprintf("would add %s (names, trust levels), keep %d that %s has already (with its name and trust)",
+			plural(sum.WorkspacesAdded, "workspace"), sum.WorkspacesKept, dst))
 	} else {
 		a.stderr().Line(fmt.Sprintf("moved %s (%s), skipped %d already in %s",
 			plural(sum.Moved, "session"), plural(sum.Messages, "message"), sum.Skipped, dst))
+		a.stderr().Line(fmt.Sprintf("added %s (names, trust levels), kept %d that %s had already (with its name and trust)",
+			plural(sum.WorkspacesAdded, "workspace"), sum.WorkspacesKept, dst))
+	}
+	for _, k := range kept {
+		a.stderr().Line(fmt.Sprintf("  %s keeps its trust in %s: %s (in %s: %s)", termtext.String(workspaceLabel(k.dst.Path)), dst, k.dst.Trust, src, k.src.Trust))
+	}
+	if len(kept) > 0 && !dryRun {
+		a.stderr().Line("  (hearth workspaces trust PATH LEVEL sets it)")
 	}
 	if asJSON {
 		enc := json.NewEncoder(a.io.out)
@@ -202,6 +235,59 @@ func (a *app) migrate(ctx context.Context, from, to string, dryRun, asJSON bool)
 		return enc.Encode(sum)
 	}
 	return nil
+}
+
+// keptTrust is a workspace DST had with another trust than SRC's: DST's
+// is kept.
+type keptTrust struct{ src, dst session.Workspace }
+
+// migrateWorkspaces copies SRC's workspaces into dst (nil: an empty
+// store), or with dryRun counts what it would do, into sum. It returns
+// those DST had with another trust (kept).
+func migrateWorkspaces(ctx context.Context, src, dst archiveStore, dryRun bool, sum *migrateSummary) ([]keptTrust, error) {
+	list, err := src.Workspaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sum.Workspaces = len(list)
+	var kept []keptTrust
+	for _, w := range list {
+		var got session.Workspace
+		added := true
+		switch {
+		case dst == nil:
+		case dryRun:
+			have, err := dst.Workspace(ctx, w.Path)
+			switch {
+			case err == nil:
+				got, added = *have, false
+			case !errors.Is(err, session.ErrNotFound):
+				return nil, err
+			}
+		default:
+			if got, added, err = dst.ImportWorkspace(ctx, w); err != nil {
+				return nil, err
+			}
+		}
+		if added {
+			sum.WorkspacesAdded++
+			continue
+		}
+		sum.WorkspacesKept++
+		if got.Trust != w.Trust {
+			sum.TrustKept++
+			kept = append(kept, keptTrust{src: w, dst: got})
+		}
+	}
+	return kept, nil
+}
+
+// workspaceLabel is a workspace's path as messages show it.
+func workspaceLabel(path string) string {
+	if path == "" {
+		return "the unknown workspace (sessions recorded without a folder)"
+	}
+	return path
 }
 
 // migrateOne copies one top-level session (with its sub-agents') from src

@@ -111,7 +111,8 @@ func TestMigrateSQLiteToPostgres(t *testing.T) {
 
 	// --dry-run counts, and writes no session.
 	sum, errOut := migrateJSON(t, env, "--from", "sqlite", "--to", "postgres", "--dry-run")
-	want := migrateSummary{From: filepath.Join(home, "hearth.db"), To: session.RedactURL(url), DryRun: true, Sessions: 3, Moved: 3, SubSessions: 1, Messages: 10}
+	want := migrateSummary{From: filepath.Join(home, "hearth.db"), To: session.RedactURL(url), DryRun: true, Sessions: 3, Moved: 3, SubSessions: 1, Messages: 10,
+		Workspaces: 1, WorkspacesAdded: 1}
 	if sum != want || !strings.Contains(errOut, "would move 3 sessions (10 messages)") {
 		t.Errorf("dry run: %+v\n%s", sum, errOut)
 	}
@@ -204,7 +205,8 @@ func TestMigrateBetweenFiles(t *testing.T) {
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := errb.String(); !strings.HasPrefix(got, "\r\033[Kmigrating 0/2 sessions…") || !strings.HasSuffix(got, "\r\033[Kmoved 2 sessions (7 messages), skipped 0 already in "+dst+"\n") {
+	if got := errb.String(); !strings.HasPrefix(got, "\r\033[Kmigrating 0/2 sessions…") || !strings.HasSuffix(got, "\r\033[Kmoved 2 sessions (7 messages), skipped 0 already in "+dst+"\n"+
+		"added 1 workspace (names, trust levels), kept 0 that "+dst+" had already (with its name and trust)\n") {
 		t.Errorf("stderr on a terminal: %q", got)
 	}
 	ctx := context.Background()

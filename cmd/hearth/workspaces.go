@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -99,21 +100,36 @@ counts them, and the HTTP API lists them (GET /v1/sessions?workspace=PATH).`,
 		Use:     "rm PATH",
 		Aliases: []string{"remove", "forget"},
 		Short:   "Forget a folder (its sessions are kept)",
-		Args:    argsSaying(1, "the folder to forget"),
+		Long: `Forget a folder: it leaves the list, with its name and trust; its sessions
+are kept, and a new session there makes it known again, untrusted.
+
+PATH is looked up as Hearth records it: absolute, symlinks resolved. A folder
+that is gone is looked up with its longest existing parent resolved, then as
+given. 'hearth workspaces' lists the exact paths, which rm takes as shown.`,
+		Args: argsSaying(1, "the folder to forget"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := workspacePath(args[0], false)
+			tries, err := forgetPaths(args[0])
 			if err != nil {
 				return err
 			}
 			return a.withStore(cmd.Context(), func(st session.Store) error {
-				if err := st.RemoveWorkspace(cmd.Context(), path); err != nil {
+				for _, path := range tries {
+					err := st.RemoveWorkspace(cmd.Context(), path)
 					if errors.Is(err, session.ErrNotFound) {
-						return usageError{fmt.Errorf("%s is not a known workspace (hearth workspaces lists them)", path)}
+						continue
 					}
-					return err
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(a.io.err, "Forgot %s; its sessions are kept.\n", termtext.String(path))
+					return nil
 				}
-				fmt.Fprintf(a.io.err, "Forgot %s; its sessions are kept.\n", termtext.String(path))
-				return nil
+				quoted := make([]string, len(tries))
+				for i, p := range tries {
+					quoted[i] = strconv.Quote(termtext.String(p))
+				}
+				return usageError{fmt.Errorf("%s is not a known workspace (tried %s): 'hearth workspaces' lists the exact paths, which rm takes as they are shown",
+					termtext.String(args[0]), strings.Join(quoted, " and "))}
 			})
 		},
 	}
@@ -181,6 +197,55 @@ func workspacePath(arg string, mustExist bool) (string, error) {
 		}
 	}
 	return abs, nil
+}
+
+// forgetPaths are the paths rm looks up for arg, in turn: the folder as
+// Hearth records it (absolute, symlinks resolved); for a folder that is no
+// longer there, its longest existing parent resolved and the rest
+// appended, then the absolute path as given.
+func forgetPaths(arg string) ([]string, error) {
+	abs, err := filepath.Abs(arg)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", arg, err)}
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	switch {
+	case err == nil:
+		return []string{real}, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, usageError{fmt.Errorf("%s: %w", arg, err)}
+	}
+	tries := []string{abs}
+	if r, ok := resolveExisting(abs); ok && r != abs {
+		tries = []string{r, abs}
+	}
+	return tries, nil
+}
+
+// resolveExisting resolves the symlinks of the longest part of the
+// absolute, clean path abs that exists, and appends the rest; false when
+// no part of it can be resolved.
+func resolveExisting(abs string) (string, bool) {
+	var rest []string
+	dir := abs
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		rest = append(rest, filepath.Base(dir))
+		dir = parent
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				real = filepath.Join(real, rest[i])
+			}
+			return real, true
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", false
+		}
+	}
 }
 
 // saveWorkspace adds or changes a workspace, creating the store if this
