@@ -60,6 +60,7 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/checkpoint"
+	"github.com/hearth-agent/hearth/internal/conversation"
 	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
@@ -352,7 +353,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Prices are what models cost, by model name (the name a turn runs,
 	// Config.Model or Request.Model): each model call's usage is stored
-	// with its cost, in micro-units (millionths) of the user's currency,
+	// with its cost — a turn's, its sub-agents' and its tools' (the edit
+	// fixer), a title's and a summary's, each in the session it serves —
+	// in micro-units (millionths) of the user's currency,
 	// computed in integers (see Price). A model without a price has no
 	// cost: it is unknown, counted in Result.Unpriced and in the store's
 	// totals, never 0. New checks every price.
@@ -734,7 +737,8 @@ func (a *Agent) fixer() edit.Fixer {
 	if a.c.Model == "" {
 		return nil
 	}
-	return &edit.ModelFixer{Provider: a.c.Provider, Model: a.c.Model}
+	// Its calls are recorded in the session whose turn made the edit call.
+	return &edit.ModelFixer{Provider: a.c.Provider, Model: a.c.Model, OnUsage: conversation.RecordUsage}
 }
 
 // ToolSpec returns what the model sees of the tool of this name, and its

@@ -212,7 +212,7 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 			return nil, fmt.Errorf("hearth: host tool %s: %w", t.Spec().Name, err)
 		}
 	}
-	run := conversation.SubAgentRunner(a.store, a.log)
+	run := conversation.SubAgentRunner(a.store, a.log, a.rates, a.Workspace())
 	if a.ws != nil {
 		inv, err := agent.CodebaseInvestigator(agent.InvestigatorOptions{Tools: all, Root: a.ws.Root(), Runner: run})
 		if err != nil {
@@ -398,7 +398,8 @@ func (s *Session) Tool(name string) (Tool, bool) {
 // Compress summarises the older part of the session's stored history, as
 // a turn does on its own near the window's limit, so that what follows it
 // takes about keep tokens. model answers (empty: the agent's). It waits
-// for no turn: a session running one is busy (ErrBusy).
+// for no turn: a session running one is busy (ErrBusy). The summary's
+// model call is recorded in the session with its cost (Config.Prices).
 func (s *Session) Compress(ctx context.Context, model string, keep int) error {
 	ts, err := s.begin(nil)
 	if err != nil {
@@ -410,7 +411,7 @@ func (s *Session) Compress(ctx context.Context, model string, keep int) error {
 		a.Model = model
 	}
 	a.ContextLength = s.a.contextLength(ctx, a.Model)
-	return conversation.Compress(ctx, s.a.store, &a, s.id, keep)
+	return conversation.Compress(ctx, s.a.store, &a, s.id, keep, s.a.rates)
 }
 
 // Title asks the model for a better title for the session, if it still
@@ -424,7 +425,9 @@ func (s *Session) Compress(ctx context.Context, model string, keep int) error {
 // conversation cached for that turn.
 //
 // model answers ("": the agent's): the one the session's turns use, so
-// that the server has it loaded and the conversation cached.
+// that the server has it loaded and the conversation cached. The
+// question's model call is recorded in the session with its cost
+// (Config.Prices); a failure to record it is returned with the title.
 func (s *Session) Title(ctx context.Context, model string) (string, error) {
 	ts, err := s.toolSet()
 	if err != nil {
@@ -435,7 +438,7 @@ func (s *Session) Title(ctx context.Context, model string) (string, error) {
 		a.Model = model
 	}
 	a.ContextLength = s.a.contextLength(ctx, a.Model)
-	return conversation.Title(ctx, s.a.store, &a, s.id)
+	return conversation.Title(ctx, s.a.store, &a, s.id, s.a.rates)
 }
 
 // ToolKind says what the tool of this name may do (false: no such tool).

@@ -72,7 +72,11 @@ type Result struct {
 	// (millionths) of the user's currency (Config.Prices): nil when none
 	// had a price. Unpriced counts the calls whose model has no price:
 	// above 0, Cost is incomplete (or, nil, unknown), and must be shown
-	// as such.
+	// as such. The turn's calls are all those it caused: its replies
+	// (Usage counts their tokens), its automatic summaries, the edit
+	// tool's fixer and its sub-agents' calls (stored in their own
+	// sessions). A sum too large for an int64 is unknown: Cost nil,
+	// every call counted in Unpriced.
 	Cost     *int64
 	Unpriced int
 	// ToolCalls lists the calls the model made, in order.

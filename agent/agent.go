@@ -89,6 +89,11 @@ type RunOptions struct {
 	// of the conversation (the history given to Run, then the messages
 	// added since) were replaced by summary.
 	OnCompact func(cut int, summary llm.Message)
+	// OnUsage, if set, is given the token count of each model call the
+	// run makes besides its replies (whose counts are EventUsage events):
+	// the summaries of automatic compaction, with the model that made
+	// them, so that a caller can record what they cost.
+	OnUsage func(model string, u llm.Usage)
 	// SessionID is the stored session this run belongs to ("" when it is
 	// not stored); sub-agents link their child sessions to it
 	// (ChildRun.ParentSession).
@@ -339,7 +344,12 @@ func (r *run) maybeCompress() {
 		return
 	}
 	keep := int(0.4*float64(a.ContextLength)) - fixed
-	summary, cut, err := a.compress(r.ctx, r.model(), r.msgs, max(keep, 256))
+	var onUsage func(llm.Usage)
+	if r.o.OnUsage != nil {
+		model := r.model()
+		onUsage = func(u llm.Usage) { r.o.OnUsage(model, u) }
+	}
+	summary, cut, err := a.compress(r.ctx, r.model(), r.msgs, max(keep, 256), onUsage)
 	if err != nil {
 		a.log().Warn("could not compress the conversation", "error", err)
 		return

@@ -60,11 +60,25 @@ func cutPoint(msgs []llm.Message, keep int) int {
 // take about keep tokens at most. It is what happens automatically during a
 // Run past the threshold, and what a /compress command calls.
 func (a *Agent) Compress(ctx context.Context, msgs []llm.Message, keep int) (summary llm.Message, cut int, err error) {
-	return a.compress(ctx, a.Model, msgs, keep)
+	return a.compress(ctx, a.Model, msgs, keep, nil)
 }
 
-// compress is Compress with the model of a run.
-func (a *Agent) compress(ctx context.Context, model string, msgs []llm.Message, keep int) (summary llm.Message, cut int, err error) {
+// CompressOptions shape a compression (CompressWith).
+type CompressOptions struct {
+	// OnUsage, if set, is given the server's token count of the summary's
+	// model call (none when the server sent none), a failed call's too,
+	// so that a caller can record what the summary cost.
+	OnUsage func(u llm.Usage)
+}
+
+// CompressWith is Compress with options.
+func (a *Agent) CompressWith(ctx context.Context, msgs []llm.Message, keep int, o CompressOptions) (summary llm.Message, cut int, err error) {
+	return a.compress(ctx, a.Model, msgs, keep, o.OnUsage)
+}
+
+// compress is Compress with the model of a run; onUsage (if set) is given
+// the summary call's token count.
+func (a *Agent) compress(ctx context.Context, model string, msgs []llm.Message, keep int, onUsage func(llm.Usage)) (summary llm.Message, cut int, err error) {
 	cut = cutPoint(msgs, keep)
 	if cut <= 0 {
 		return llm.Message{}, 0, errors.New("nothing to compress: the conversation is one exchange")
@@ -105,6 +119,9 @@ func (a *Agent) compress(ctx context.Context, model string, msgs []llm.Message, 
 	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: b.String() + "\n---\n" + summaryPrompt})
 	req.NoStream = true
 	res, err := llm.Collect(a.Provider.Chat(ctx, &req))
+	if onUsage != nil && res != nil && res.Usage != nil {
+		onUsage(*res.Usage)
+	}
 	if err != nil {
 		return llm.Message{}, 0, fmt.Errorf("summarising the conversation: %w", err)
 	}

@@ -52,6 +52,10 @@ type AskOptions struct {
 	// NoThink asks a model that reasons not to, for a short reply; a
 	// server that refuses the setting is asked again without it.
 	NoThink bool
+	// OnUsage, if set, is given the server's token count of each model
+	// call Ask makes (none when the server sent none), a failed call's
+	// too, so that a caller can record what the question cost.
+	OnUsage func(u llm.Usage)
 }
 
 // ErrNoAnswer is returned by Ask when the model replied without text (it
@@ -79,11 +83,13 @@ func (a *Agent) Ask(ctx context.Context, history []llm.Message, question string,
 		req.Think = &llm.Think{Enabled: false}
 	}
 	res, err := llm.Collect(a.Provider.Chat(ctx, req))
+	o.usage(res)
 	if err != nil && o.NoThink && ctx.Err() == nil && llm.CodeOf(err) == llm.CodeInvalidRequest {
 		// A model that cannot reason refuses think=false on some
 		// servers (Ollama): it answers without thinking anyway.
 		req.Think = a.Think
 		res, err = llm.Collect(a.Provider.Chat(ctx, req))
+		o.usage(res)
 	}
 	if err != nil {
 		return "", err
@@ -99,4 +105,11 @@ func (a *Agent) Ask(ctx context.Context, history []llm.Message, question string,
 		return "", ErrNoAnswer
 	}
 	return text, nil
+}
+
+// usage hands a call's token count to OnUsage, if the server sent one.
+func (o AskOptions) usage(res *llm.Response) {
+	if o.OnUsage != nil && res != nil && res.Usage != nil {
+		o.OnUsage(*res.Usage)
+	}
 }

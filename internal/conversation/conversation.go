@@ -10,6 +10,17 @@
 // once (Title asks the model for a better one, apart from the turn); usage
 // and every tool run are recorded; two turns on one session never interleave (the second waits
 // briefly, then fails with session.ErrBusy).
+//
+// Every model call is recorded, with its model and cost (nil: the model has
+// no price), in the session it serves: a turn's replies, the summaries of
+// its automatic compaction, the calls its tools make (the edit fixer,
+// through RecordUsage), a sub-agent's calls in the sub-agent's own
+// session, a title's (Title) and a /compress summary's (Compress).
+//
+// A turn of a session that has a workspace marks the workspace used
+// (session.Store.TouchWorkspace), so that its last use is its last turn's:
+// about its sessions' last update, what a store migrated from before
+// workspaces were kept gives it.
 package conversation
 
 import (
@@ -65,6 +76,10 @@ type Turn struct {
 	// event carries it. A model without one has no cost (unknown, never
 	// 0).
 	Prices map[string]pricing.Rates
+
+	// parent is the meter of the turn whose sub-agent runs this one
+	// (SubAgentRunner): this turn's calls count in its Outcome too.
+	parent *meter
 }
 
 // ErrNothingToRetry is returned by a Retry of a session whose last message
@@ -84,6 +99,10 @@ type Outcome struct {
 	// Cost sums the cost of the turn's priced model calls, in
 	// micro-units (nil: none was priced); Unpriced counts its calls
 	// without a price (when above 0, the cost is incomplete, or unknown).
+	// The turn's calls are all those the user's turn caused: its replies,
+	// its automatic summaries, its tools' (the edit fixer) and its
+	// sub-agents' (stored in their own sessions). A sum that would
+	// overflow is unknown: Cost nil, every call counted in Unpriced.
 	Cost     *int64
 	Unpriced int
 }
@@ -129,6 +148,12 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		sess, out.Created = &s, true
 	case err != nil:
 		return nil, err
+	}
+	if !out.Created && sess.Workspace != "" {
+		// The workspace is used now (Create marked a new session's).
+		if _, err := st.TouchWorkspace(wctx, sess.Workspace); err != nil {
+			log.Warn("marking the workspace used", "session", out.SessionID, "workspace", sess.Workspace, "error", err)
+		}
 	}
 	stored, err := st.LiveMessages(ctx, out.SessionID)
 	if err != nil {
@@ -201,6 +226,15 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 			mu.Unlock()
 			log.Error("saving the session", "session", out.SessionID, "error", err)
 		}
+	}
+	m := &meter{st: st, id: out.SessionID, prices: t.Prices, log: log, keep: keep, parent: t.parent}
+	// The turn's tools (the edit fixer) and sub-agents find its meter.
+	ctx = withMeter(ctx, m)
+	o.OnUsage = func(model string, u llm.Usage) {
+		if prev := t.Options.OnUsage; prev != nil {
+			prev(model, u)
+		}
+		_, _ = m.record(wctx, model, u) // a store error: kept
 	}
 	// The provider's count of a reply's tokens, when it gave one, comes
 	// with the usage event just before the reply is handed over.
@@ -313,18 +347,13 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 	res := a.RunWith(ctx, history, o, func(ev agent.Event) {
 		if ev.Type == agent.EventUsage {
 			lastOutput = ev.OutputTokens
-			ev.Cost = t.cost(model, ev, log)
-			if ev.Cost == nil {
-				out.Unpriced++
-			} else {
-				out.Cost = addCost(out.Cost, *ev.Cost)
-			}
-			keep(st.RecordUsage(wctx, session.Usage{SessionID: out.SessionID, Model: model, InputTokens: ev.InputTokens,
-				CachedInputTokens: ev.CachedInputTokens, OutputTokens: ev.OutputTokens, Cost: ev.Cost}))
+			ev.Cost, _ = m.record(wctx, model, llm.Usage{InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,
+				CachedInputTokens: ev.CachedInputTokens}) // a store error: kept
 		}
 		emit(ev)
 	})
 	out.Result = res
+	out.Cost, out.Unpriced = m.totals()
 	if checkpointed {
 		// The state the turn left the files in: what undo compares with
 		// (a change after it is the user's).
@@ -344,31 +373,6 @@ func (t *Turn) Run(ctx context.Context, emit func(agent.Event)) (*Outcome, error
 		return out, fmt.Errorf("saving the session: %w", storeErr)
 	}
 	return out, nil
-}
-
-// cost is what the model call a usage event counts cost at the model's
-// price, in micro-units: nil when the model has none (or the counts
-// cannot be priced: unknown, never a wrong figure).
-func (t *Turn) cost(model string, ev agent.Event, log *slog.Logger) *int64 {
-	r, ok := t.Prices[model]
-	if !ok {
-		return nil
-	}
-	c, err := r.Cost(pricing.Tokens{Input: int64(ev.InputTokens), Output: int64(ev.OutputTokens), CachedInput: int64(ev.CachedInputTokens)})
-	if err != nil {
-		log.Warn("pricing a model call", "model", model, "error", err)
-		return nil
-	}
-	return &c
-}
-
-// addCost adds c to a sum that may be unknown yet.
-func addCost(sum *int64, c int64) *int64 {
-	v := c
-	if sum != nil {
-		v += *sum
-	}
-	return &v
 }
 
 // planOf is the session's plan: that of its live messages, or, when a
@@ -522,8 +526,9 @@ func compaction(seqs []int, cut int) (cutSeqs []int, before int) {
 
 // Compress summarises the older part of a stored session now (a /compress
 // command), keeping about keep tokens of recent messages. It takes the
-// session lock like a turn.
-func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, keep int) error {
+// session lock like a turn. The summary's model call is recorded in the
+// session, with its cost at prices.
+func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, keep int, prices map[string]pricing.Rates) error {
 	unlock, err := st.Lock(ctx, id)
 	if err != nil {
 		return err
@@ -535,9 +540,15 @@ func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, 
 	}
 	history := session.History(stored)
 	seqs := seqsOf(stored, history)
-	summary, cut, err := a.Compress(ctx, history, keep)
+	m := &meter{st: st, id: id, prices: prices}
+	var recErr error
+	summary, cut, err := a.CompressWith(ctx, history, keep, agent.CompressOptions{OnUsage: func(u llm.Usage) {
+		if _, err := m.record(ctx, a.Model, u); err != nil {
+			recErr = fmt.Errorf("recording the summary's usage: %w", err)
+		}
+	}})
 	if err != nil {
-		return err
+		return errors.Join(err, recErr)
 	}
 	plan, err := planOf(ctx, st, id, stored)
 	if err != nil {
@@ -546,5 +557,5 @@ func Compress(ctx context.Context, st session.Store, a *agent.Agent, id string, 
 	summary = agent.WithPlan(summary, plan)
 	cutSeqs, before := compaction(seqs, cut)
 	_, err = st.Compact(context.WithoutCancel(ctx), id, cutSeqs, before, session.Message{Message: summary})
-	return err
+	return errors.Join(err, recErr)
 }

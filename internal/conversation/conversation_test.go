@@ -307,7 +307,7 @@ func TestTitle(t *testing.T) {
 			if tc.reply != nil {
 				f.srv.Enqueue("/api/chat", *tc.reply)
 			}
-			got, err := Title(ctx, f.store, f.a, "s1")
+			got, err := Title(ctx, f.store, f.a, "s1", nil)
 			if (err != nil) != tc.wantErr || got != tc.want {
 				t.Fatalf("Title: %q, %v; want %q (error %v)", got, err, tc.want, tc.wantErr)
 			}
@@ -336,7 +336,7 @@ func TestTitle(t *testing.T) {
 		f := newFixture(t)
 		f.store.Create(ctx, &session.Session{ID: "s2", Title: "hi"})
 		f.store.Append(ctx, "s2", session.Message{Message: llm.Message{Role: llm.RoleUser, Content: "hi"}})
-		if got, err := Title(ctx, f.store, f.a, "s2"); err != nil || got != "hi" || len(f.srv.Requests()) != 0 {
+		if got, err := Title(ctx, f.store, f.a, "s2", nil); err != nil || got != "hi" || len(f.srv.Requests()) != 0 {
 			t.Errorf("%q %v, %d requests", got, err, len(f.srv.Requests()))
 		}
 	})

@@ -101,7 +101,7 @@ func TestCompressCarriesThePlan(t *testing.T) {
 	if _, _, err := f.turn(t, out.SessionID, "go on"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Compress(context.Background(), f.store, f.a, out.SessionID, 1); err != nil {
+	if err := Compress(context.Background(), f.store, f.a, out.SessionID, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	msgs, _ := f.store.Messages(context.Background(), out.SessionID)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -16,7 +17,12 @@ import (
 // tool call, and every message, tool run and token count is kept as for
 // any turn. A sub-agent called outside a stored turn (its caller's run has
 // no RunOptions.SessionID) runs unstored.
-func SubAgentRunner(store session.Store, log *slog.Logger) agent.Runner {
+//
+// The child's model calls are priced at prices, as its caller's are, and
+// count in the calling turn's Outcome (Cost, Unpriced) as well as in the
+// child's session. The child's session is in workspace, the folder the
+// caller's tools work in ("" for none).
+func SubAgentRunner(store session.Store, log *slog.Logger, prices map[string]pricing.Rates, workspace string) agent.Runner {
 	return func(ctx context.Context, run agent.ChildRun, emit func(agent.Event)) (*agent.Result, string, error) {
 		if run.ParentSession == "" && run.SessionID == "" {
 			return agent.RunChild(ctx, run, emit)
@@ -26,9 +32,12 @@ func SubAgentRunner(store session.Store, log *slog.Logger) agent.Runner {
 			Agent:   run.Agent,
 			Options: run.Options,
 			Session: session.Session{ID: run.SessionID, Title: childTitle(run), Model: run.Agent.Model,
-				ParentID: run.ParentSession, ParentCall: run.ParentCall},
+				Workspace: workspace, ParentID: run.ParentSession, ParentCall: run.ParentCall},
 			Prompt: llm.Message{Role: llm.RoleUser, Content: run.Prompt},
 			Log:    log,
+			Prices: prices,
+			// The calling turn's meter (its tool call's ctx carries it).
+			parent: meterOf(ctx),
 		}
 		if run.Agent.Provider != nil {
 			t.Session.Provider = run.Agent.Provider.Kind()

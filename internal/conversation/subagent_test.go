@@ -39,7 +39,7 @@ func TestCodebaseInvestigatorEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, _ := tool.NewRegistry(fs.Tools(ws, tool.NewSeen(), fs.Limits{})...)
-	inv, err := agent.CodebaseInvestigator(agent.InvestigatorOptions{Tools: reg, Root: ws.Root(), Runner: SubAgentRunner(store, nil)})
+	inv, err := agent.CodebaseInvestigator(agent.InvestigatorOptions{Tools: reg, Root: ws.Root(), Runner: SubAgentRunner(store, nil, nil, "")})
 	if err != nil {
 		t.Fatal(err)
 	}

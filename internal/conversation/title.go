@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/internal/pricing"
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -23,8 +24,9 @@ const titleQuestion = "Write a title of at most six words for this conversation 
 // next turn would send it (agent.Ask), so that a server that caches the
 // previous prompt evaluates only the question, and the conversation stays
 // in its cache for the next turn. A title the user gave while the model
-// was asked is kept.
-func Title(ctx context.Context, st session.Store, a *agent.Agent, id string) (string, error) {
+// was asked is kept. The question's model call is recorded in the session,
+// with its cost at prices (an error recording it comes with the title).
+func Title(ctx context.Context, st session.Store, a *agent.Agent, id string, prices map[string]pricing.Rates) (string, error) {
 	sess, err := st.Get(ctx, id)
 	if err != nil {
 		return "", err
@@ -50,24 +52,39 @@ func Title(ctx context.Context, st session.Store, a *agent.Agent, id string) (st
 	if sess.Title != "" && sess.Title != provisional {
 		return sess.Title, nil // the model's already, or the user's
 	}
-	text, err := a.Ask(ctx, session.History(live), titleQuestion, agent.AskOptions{MaxTokens: 32, NoThink: true})
+	m := &meter{st: st, id: id, prices: prices}
+	var recErr error
+	text, err := a.Ask(ctx, session.History(live), titleQuestion, agent.AskOptions{MaxTokens: 32, NoThink: true,
+		OnUsage: func(u llm.Usage) {
+			if _, err := m.record(ctx, a.Model, u); err != nil {
+				recErr = errors.Join(recErr, fmt.Errorf("recording the title's usage: %w", err))
+			}
+		}})
 	if err != nil {
-		return sess.Title, fmt.Errorf("asking the model for a title: %w", err)
+		return sess.Title, errors.Join(fmt.Errorf("asking the model for a title: %w", err), recErr)
 	}
+	title, err := storeTitle(ctx, st, id, sess.Title, text)
+	return title, errors.Join(err, recErr)
+}
+
+// storeTitle keeps the model's answer text as the title of session id,
+// which had title old when the model was asked, unless the user renamed it
+// meanwhile; it returns the session's title.
+func storeTitle(ctx context.Context, st session.Store, id, old, text string) (string, error) {
 	title := cleanTitle(text)
 	if title == "" {
-		return sess.Title, fmt.Errorf("asking the model for a title: %w", agent.ErrNoAnswer)
+		return old, fmt.Errorf("asking the model for a title: %w", agent.ErrNoAnswer)
 	}
 	// The user may have renamed the session meanwhile: theirs stands.
 	now, err := st.Get(context.WithoutCancel(ctx), id)
 	if err != nil {
-		return sess.Title, err
+		return old, err
 	}
-	if now.Title != sess.Title {
+	if now.Title != old {
 		return now.Title, nil
 	}
 	if err := st.Rename(context.WithoutCancel(ctx), id, title); err != nil {
-		return sess.Title, err
+		return old, err
 	}
 	return title, nil
 }

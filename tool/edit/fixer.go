@@ -49,6 +49,12 @@ type ModelFixer struct {
 	// Think, when set, is sent with the request (nil leaves the model's
 	// default; thinking makes the answer slower and rarely better here).
 	Think *llm.Think
+	// OnUsage, if set, is given the server's token count of each chat
+	// (none when the server sent none), a failed one's too, with the ctx
+	// of the edit call that asked and the model named: a caller records
+	// there what the fix cost (Hearth, in the session whose turn made the
+	// call).
+	OnUsage func(ctx context.Context, model string, u llm.Usage)
 }
 
 const fixerSystem = "You correct the search text of a find-and-replace edit. " +
@@ -79,6 +85,9 @@ func (m *ModelFixer) FixOldString(ctx context.Context, req FixRequest) (string, 
 		Think:       m.Think,
 		MaxTokens:   max(256, 2*len(req.OldString)/3+64),
 	}))
+	if m.OnUsage != nil && r != nil && r.Usage != nil {
+		m.OnUsage(ctx, m.Model, *r.Usage)
+	}
 	if err != nil {
 		return "", err
 	}
