@@ -55,11 +55,12 @@ type Archiver interface {
 	// usage, tool runs and checkpoints (but their IDs) as they are. A
 	// session (or child) whose id the store has fails with an error
 	// wrapping ErrExists. Each session's workspace path is kept, and the
-	// workspace made known: created, untrusted, with the session's times
-	// as its first and last use when it is new; else its first use moved
-	// back to the session's creation, its last use on to the session's
-	// update, when they are earlier or later. An import never changes a
-	// known workspace's name or trust.
+	// workspace made known: created, untrusted (its trust not chosen),
+	// with the session's times as its first and last use when it is new;
+	// else its first use moved back to the session's creation, its last
+	// use on to the session's update, when they are earlier or later. An
+	// import never changes a known workspace's name, trust or
+	// TrustChosen.
 	Import(ctx context.Context, a *Archive) error
 	// SessionIDs lists the top-level sessions (those without a parent),
 	// oldest first.
@@ -68,17 +69,18 @@ type Archiver interface {
 	// store's Workspaces lists it (its Sessions is not read), in one
 	// statement or transaction. A path the store does not know is
 	// created as the record says: name (a default one stays the
-	// default), trust (untrusted when it has none), first and last use.
-	// A path the store knows keeps its own record: its name and trust
-	// are never changed, whatever the record says (an import neither
-	// raises nor lowers a trust); only its first use moves back, and its
+	// default), trust (untrusted when it has none), whether the user
+	// chose it (TrustChosen), first and last use. A path the store knows
+	// keeps its own record: its name, trust and TrustChosen are never
+	// changed, whatever the record says (an import neither raises nor
+	// lowers a trust); only its first use moves back, and its
 	// last use on, to the record's when they are earlier or later. It
 	// returns the workspace as stored, and whether it was new.
 	//
 	// Workspaces come with no session: a whole store's are copied by
 	// listing them (Workspaces) and importing each, before its sessions,
 	// whose Import then finds them known (a workspace made by a session's
-	// Import is untrusted, and would keep that).
+	// Import is untrusted, its trust not chosen, and would keep that).
 	ImportWorkspace(ctx context.Context, w Workspace) (Workspace, bool, error)
 }
 

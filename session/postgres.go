@@ -245,6 +245,12 @@ var pgMigrations = []string{
 			EXECUTE format('GRANT ALL ON workspaces TO %I', g.rolname);
 		END LOOP;
 	END $$;`,
+	// 6: whether the user chose a workspace's trust (Workspace.TrustChosen):
+	// those trusted or read-only were (only a user sets a trust other
+	// than untrusted); the untrusted ones are untrusted by default, and
+	// a UI asks. (The rights on the table cover the new column.)
+	`ALTER TABLE workspaces ADD COLUMN trust_chosen boolean NOT NULL DEFAULT false;
+	UPDATE workspaces SET trust_chosen = true WHERE trust <> 'untrusted';`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -1480,11 +1486,11 @@ func (p *Postgres) UsageTotals(ctx context.Context, f UsageFilter, by string) ([
 }
 
 // pgTouch is the statement that records a use of a workspace ($1)
-// between $2 and $3: it makes it (untrusted) when it is new, else moves
-// its first use back to $2 and its last use on to $3, if they are earlier
-// or later. One statement: processes that run it at once for a new path
-// make one row (INSERT … ON CONFLICT waits for the other's, then
-// updates it).
+// between $2 and $3: it makes it (untrusted, its trust not chosen) when
+// it is new, else moves its first use back to $2 and its last use on to
+// $3, if they are earlier or later (its trust untouched). One statement:
+// processes that run it at once for a new path make one row (INSERT …
+// ON CONFLICT waits for the other's, then updates it).
 const pgTouch = `INSERT INTO workspaces AS w (path, created_at, last_used) VALUES ($1, $2, $3)
 	ON CONFLICT (path) DO UPDATE SET created_at = LEAST(w.created_at, EXCLUDED.created_at), last_used = GREATEST(w.last_used, EXCLUDED.last_used)`
 
@@ -1494,14 +1500,14 @@ func queueTouch(b *pgx.Batch, path string, created, used time.Time) {
 }
 
 // pgWorkspaceColumns are what a Workspace is read from (the table as w).
-const pgWorkspaceColumns = `w.path, w.name, w.trust, w.created_at, w.last_used,
+const pgWorkspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.created_at, w.last_used,
 	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
 
 func scanPgWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
 	var w Workspace
 	var trust string
 	var n int64
-	err := sc.Scan(&w.Path, &w.Name, &trust, &w.CreatedAt, &w.LastUsed, &n)
+	err := sc.Scan(&w.Path, &w.Name, &trust, &w.TrustChosen, &w.CreatedAt, &w.LastUsed, &n)
 	w.Trust, w.Sessions = Trust(trust), int(n)
 	w.CreatedAt, w.LastUsed = w.CreatedAt.UTC(), w.LastUsed.UTC()
 	named(&w)
@@ -1542,7 +1548,7 @@ func (p *Postgres) Workspaces(ctx context.Context) ([]Workspace, error) {
 }
 
 // AddWorkspace makes a workspace known, or renames it or changes its
-// trust, in one statement.
+// trust (then chosen), in one statement.
 func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	trust, err := addTrust(w.Trust)
 	if err != nil {
@@ -1557,9 +1563,10 @@ func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, er
 		l := string(trust)
 		level = &l
 	}
-	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, created_at, last_used)
-		VALUES ($1, COALESCE($2::text, ''), COALESCE($3::text, 'untrusted'), $4, $4)
-		ON CONFLICT (path) DO UPDATE SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust)
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, created_at, last_used)
+		VALUES ($1, COALESCE($2::text, ''), COALESCE($3::text, 'untrusted'), $3::text IS NOT NULL, $4, $4)
+		ON CONFLICT (path) DO UPDATE SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust),
+			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL
 		RETURNING `+pgWorkspaceColumns, pgText(w.Path), name, level, pgNow()))
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, p.connError(err))
@@ -1567,8 +1574,8 @@ func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, er
 	return got, nil
 }
 
-// UpdateWorkspace renames a known workspace or changes its trust, in one
-// statement; it creates none.
+// UpdateWorkspace renames a known workspace or changes its trust (then
+// chosen), in one statement; it creates none.
 func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	name, level, err := updateFields(w)
 	if err != nil {
@@ -1578,7 +1585,8 @@ func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace,
 	if name != nil {
 		pgName = pgText(*name)
 	}
-	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `UPDATE workspaces AS w SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust)
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `UPDATE workspaces AS w SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust),
+			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL
 		WHERE w.path = $1 RETURNING `+pgWorkspaceColumns, pgText(w.Path), pgName, level))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Workspace{}, errNoWorkspace(w.Path)
@@ -1589,7 +1597,8 @@ func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace,
 	return got, nil
 }
 
-// TouchWorkspace records a use of a workspace now, in one statement.
+// TouchWorkspace records a use of a workspace now, in one statement; a
+// new one is untrusted, its trust not chosen.
 func (p *Postgres) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := pgNow()
 	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, pgTouch+" RETURNING "+pgWorkspaceColumns, pgText(path), t, t))

@@ -578,7 +578,7 @@ func TestPostgresMigrateFrom2(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "5" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	got, err := a.Get(ctx, "s1")
@@ -663,7 +663,7 @@ func TestPostgresMigrateFrom4(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "5" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	ws, err := a.Workspaces(ctx)
@@ -717,5 +717,63 @@ func TestPostgresMigrateFrom4(t *testing.T) {
 	}
 	if se, err := a.Get(ctx, "c1"); err != nil || se.Cost == nil || *se.Cost != 12 || se.Unpriced != 0 {
 		t.Errorf("c1: %+v %v", se, err)
+	}
+}
+
+// TestPostgresMigrateFrom5: a database of schema 5 (before TrustChosen),
+// whose tables a second role was granted, is brought to schema 6 by its
+// owner: its workspaces trusted or read-only are marked chosen (only a
+// user could have set that), the untrusted ones are not (a UI asks), and
+// nothing else in them changes; the second role reads and writes the new
+// column (its rights on the table cover it).
+func TestPostgresMigrateFrom5(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := pgtest.URL(t)
+	admin := pgConn(t, raw)
+	roles := pgRoles(t, admin, 2)
+	pgExec(t, admin, "ALTER DATABASE "+pgDatabase(t, raw)+" OWNER TO "+roles[0])
+	owner := pgConn(t, urlAs(t, raw, roles[0]))
+	pgExec(t, owner, `CREATE TABLE hearth_meta (key text PRIMARY KEY, value text NOT NULL);
+		INSERT INTO hearth_meta (key, value) VALUES ('application', 'hearth'), ('schema_version', '5')`)
+	for _, m := range pgMigrations[:5] {
+		pgExec(t, owner, m)
+	}
+	at := func(ms int64) time.Time { return time.UnixMilli(1_767_000_000_000 + ms).UTC() }
+	pgExec(t, owner, "INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('r1', 'in ro', '/home/me/ro', $1, $2)", at(1000), at(2000))
+	pgExec(t, owner, `INSERT INTO workspaces (path, name, trust, created_at, last_used) VALUES
+		('/home/me/ro', '', 'read-only', $1, $2), ('/home/me/trusted', 'Mine', 'trusted', $3, $4),
+		('/home/me/headless', '', 'untrusted', $5, $6), ('', '', 'untrusted', $7, $8)`,
+		at(1000), at(2000), at(1100), at(2100), at(1200), at(2200), at(1300), at(2300))
+	pgExec(t, admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO "+roles[1])
+
+	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
+	var v string
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
+		t.Fatalf("schema_version %q %v", v, err)
+	}
+	for _, want := range []Workspace{
+		{Path: "/home/me/ro", Name: "ro", Trust: TrustReadOnly, TrustChosen: true, CreatedAt: at(1000), LastUsed: at(2000), Sessions: 1},
+		{Path: "/home/me/trusted", Name: "Mine", Trust: TrustTrusted, TrustChosen: true, CreatedAt: at(1100), LastUsed: at(2100)},
+		{Path: "/home/me/headless", Name: "headless", Trust: TrustUntrusted, TrustChosen: false, CreatedAt: at(1200), LastUsed: at(2200)},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, TrustChosen: false, CreatedAt: at(1300), LastUsed: at(2300)},
+	} {
+		if got, err := a.Workspace(ctx, want.Path); err != nil || *got != want {
+			t.Errorf("%q:\n%+v %v\nwant\n%+v", want.Path, got, err, want)
+		}
+	}
+
+	// The second role: a touch makes a workspace not chosen, a trust
+	// given marks one chosen.
+	b := openPostgresAs(t, urlAs(t, raw, roles[1]), "B")
+	if w, err := b.TouchWorkspace(ctx, "/home/me/new"); err != nil || w.TrustChosen {
+		t.Errorf("B touches a new folder: %+v %v", w, err)
+	}
+	if w, err := b.AddWorkspace(ctx, Workspace{Path: "/home/me/headless", Trust: TrustReadOnly}); err != nil || !w.TrustChosen || w.Trust != TrustReadOnly {
+		t.Errorf("B sets a trust: %+v %v", w, err)
+	}
+	if w, err := a.Workspace(ctx, "/home/me/headless"); err != nil || !w.TrustChosen {
+		t.Errorf("A reads it: %+v %v", w, err)
 	}
 }

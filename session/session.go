@@ -157,8 +157,8 @@ const (
 // Trust is what a workspace's own files may do: untrusted (the default
 // for a folder never seen: its project config may only tighten), read-only
 // (reading only, whatever the approval mode), trusted (its project config
-// applies as the user's own would). The store keeps it; it is recorded
-// only, not yet enforced where effects happen (issue 20).
+// applies as the user's own would). The store keeps it; the runtime
+// enforces the level the loader gives it (hearth.Config.Trust).
 type Trust string
 
 // The trust levels.
@@ -192,6 +192,10 @@ type Workspace struct {
 	// ("unknown" for "").
 	Name  string `json:"name"`
 	Trust Trust  `json:"trust"`
+	// TrustChosen says the user chose the trust level (hearth workspaces
+	// add/trust, a UI's question, the HTTP API with a trust); false: the
+	// folder is untrusted by default and a UI should ask.
+	TrustChosen bool `json:"trust_chosen"`
 	// CreatedAt is its first use, LastUsed its last.
 	CreatedAt time.Time `json:"created_at"`
 	LastUsed  time.Time `json:"last_used"`
@@ -307,23 +311,29 @@ type Store interface {
 	// AddWorkspace creates the workspace w.Path (trust untrusted when
 	// w.Trust is "", name the default when w.Name is "", first and last
 	// use now) or, when it exists, changes only what w sets (Name,
-	// Trust). It returns the stored workspace.
+	// Trust). A trust given marks it chosen (TrustChosen); without one,
+	// TrustChosen stays as it was (false for a new workspace). w's own
+	// TrustChosen is not read. It returns the stored workspace.
 	AddWorkspace(ctx context.Context, w Workspace) (Workspace, error)
 	// UpdateWorkspace changes what w sets (Name, Trust) of the known
 	// workspace w.Path, and returns it as stored; an error wrapping
 	// ErrNotFound when the store does not know it (it is never created:
-	// a workspace removed meanwhile stays removed). One statement, or
-	// one transaction.
+	// a workspace removed meanwhile stays removed). A trust given marks
+	// it chosen (TrustChosen); without one, TrustChosen stays as it was.
+	// w's own TrustChosen is not read. One statement, or one
+	// transaction.
 	UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error)
 	// TouchWorkspace records a use of the workspace path now, creating it
-	// (untrusted) if it is new, atomically (one statement, or one
-	// transaction): processes that touch a new path at once make one
-	// workspace, without error. It returns the
-	// stored workspace (its Trust recorded; not yet enforced).
+	// (untrusted, its trust not chosen) if it is new, atomically (one
+	// statement, or one transaction): processes that touch a new path at
+	// once make one workspace, without error. It never changes a trust
+	// nor TrustChosen. It returns the stored workspace (its Trust
+	// enforced by the runtime from the loader, hearth.Config.Trust).
 	TouchWorkspace(ctx context.Context, path string) (Workspace, error)
 	// RemoveWorkspace forgets a workspace (an error wrapping ErrNotFound
 	// if it is not known). Its sessions stay, and keep their path; a new
-	// session there makes it known again, untrusted.
+	// session there makes it known again, untrusted, its trust not
+	// chosen.
 	RemoveWorkspace(ctx context.Context, path string) error
 	// AddCheckpoint records a checkpoint of a stored session and returns
 	// it with its ID and CreatedAt set (ErrNotFound: no such session).

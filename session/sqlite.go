@@ -129,6 +129,12 @@ var migrations = []string{
 		SELECT workspace, min(created_at), max(updated_at) FROM sessions GROUP BY workspace;
 	ALTER TABLE usage ADD COLUMN cached_input_tokens INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE usage ADD COLUMN cost INTEGER;`,
+	// 7: whether the user chose a workspace's trust (Workspace.TrustChosen):
+	// those trusted or read-only were (only a user sets a trust other
+	// than untrusted); the untrusted ones are untrusted by default, and
+	// a UI asks.
+	`ALTER TABLE workspaces ADD COLUMN trust_chosen INTEGER NOT NULL DEFAULT 0;
+	UPDATE workspaces SET trust_chosen = 1 WHERE trust <> 'untrusted';`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -761,9 +767,9 @@ type sqlExecer interface {
 }
 
 // touchWorkspace records a use of workspace path between created and
-// used (milliseconds): it makes it (untrusted) when it is new, else moves
-// its first use back to created and its last use on to used, if they are
-// earlier or later.
+// used (milliseconds): it makes it (untrusted, its trust not chosen)
+// when it is new, else moves its first use back to created and its last
+// use on to used, if they are earlier or later (its trust untouched).
 func touchWorkspace(ctx context.Context, db sqlExecer, path string, created, used int64) error {
 	_, err := db.ExecContext(ctx, `INSERT INTO workspaces (path, created_at, last_used) VALUES (?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_used = max(last_used, excluded.last_used)`,
@@ -772,13 +778,14 @@ func touchWorkspace(ctx context.Context, db sqlExecer, path string, created, use
 }
 
 // workspaceColumns are what a Workspace is read from (the table as w).
-const workspaceColumns = `w.path, w.name, w.trust, w.created_at, w.last_used,
+const workspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.created_at, w.last_used,
 	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
 
 func scanWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
 	var w Workspace
-	var created, used int64
-	err := sc.Scan(&w.Path, &w.Name, &w.Trust, &created, &used, &w.Sessions)
+	var chosen, created, used int64
+	err := sc.Scan(&w.Path, &w.Name, &w.Trust, &chosen, &created, &used, &w.Sessions)
+	w.TrustChosen = chosen != 0
 	w.CreatedAt, w.LastUsed = fromMillis(created), fromMillis(used)
 	named(&w)
 	return w, err
@@ -818,7 +825,7 @@ func (s *SQLite) Workspaces(ctx context.Context) ([]Workspace, error) {
 }
 
 // AddWorkspace makes a workspace known, or renames it or changes its
-// trust, in one transaction.
+// trust (then chosen), in one transaction.
 func (s *SQLite) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	trust, err := addTrust(w.Trust)
 	if err != nil {
@@ -831,9 +838,10 @@ func (s *SQLite) AddWorkspace(ctx context.Context, w Workspace) (Workspace, erro
 	if trust != "" {
 		level = string(trust)
 	}
-	got, err := s.upsertWorkspace(ctx, w.Path, `INSERT INTO workspaces AS w (path, name, trust, created_at, last_used)
-		VALUES (?1, COALESCE(?2, ''), COALESCE(?3, 'untrusted'), ?4, ?4)
-		ON CONFLICT (path) DO UPDATE SET name = COALESCE(?2, w.name), trust = COALESCE(?3, w.trust)`, w.Path, name, level, now())
+	got, err := s.upsertWorkspace(ctx, w.Path, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, created_at, last_used)
+		VALUES (?1, COALESCE(?2, ''), COALESCE(?3, 'untrusted'), ?3 IS NOT NULL, ?4, ?4)
+		ON CONFLICT (path) DO UPDATE SET name = COALESCE(?2, w.name), trust = COALESCE(?3, w.trust),
+			trust_chosen = w.trust_chosen OR ?3 IS NOT NULL`, w.Path, name, level, now())
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, s.fileError(err))
 	}
@@ -859,8 +867,8 @@ func (s *SQLite) upsertWorkspace(ctx context.Context, path, upsert string, args 
 	return got, tx.Commit()
 }
 
-// UpdateWorkspace renames a known workspace or changes its trust, in one
-// transaction; it creates none.
+// UpdateWorkspace renames a known workspace or changes its trust (then
+// chosen), in one transaction; it creates none.
 func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	name, level, err := updateFields(w)
 	if err != nil {
@@ -871,7 +879,8 @@ func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, e
 		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, "UPDATE workspaces SET name = COALESCE(?, name), trust = COALESCE(?, trust) WHERE path = ?", name, level, w.Path)
+	res, err := tx.ExecContext(ctx, `UPDATE workspaces SET name = COALESCE(?1, name), trust = COALESCE(?2, trust), trust_chosen = trust_chosen OR ?2 IS NOT NULL
+		WHERE path = ?3`, name, level, w.Path)
 	if err != nil {
 		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
 	}
@@ -890,7 +899,8 @@ func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, e
 	return got, nil
 }
 
-// TouchWorkspace records a use of a workspace now, in one transaction.
+// TouchWorkspace records a use of a workspace now, in one transaction;
+// a new one is untrusted, its trust not chosen.
 func (s *SQLite) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := now()
 	got, err := s.upsertWorkspace(ctx, path, `INSERT INTO workspaces (path, created_at, last_used) VALUES (?1, ?2, ?2)

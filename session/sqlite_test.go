@@ -209,7 +209,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 6 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	got, err := s.Get(ctx, "old")
@@ -310,7 +310,7 @@ func TestMigrateFromSchema5(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 6 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	ws, err := s.Workspaces(ctx)
@@ -350,5 +350,45 @@ func TestMigrateFromSchema5(t *testing.T) {
 	defer s2.Close()
 	if ws, err := s2.Workspaces(ctx); err != nil || len(ws) != 1 || ws[0].Path != "/a" {
 		t.Errorf("%+v %v", ws, err)
+	}
+}
+
+// TestMigrateFromSchema6: a database of schema 6 (before TrustChosen)
+// keeps its workspaces; those trusted or read-only are marked chosen
+// (only a user could have set that), the untrusted ones are not (a UI
+// asks). Nothing else in them changes.
+func TestMigrateFromSchema6(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	schemaFile(t, path, 6,
+		`INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('r1', 'in ro', '/home/me/ro', 1000, 2000)`,
+		`INSERT INTO workspaces (path, name, trust, created_at, last_used) VALUES
+			('/home/me/ro', '', 'read-only', 1000, 2000),
+			('/home/me/trusted', 'Mine', 'trusted', 1100, 2100),
+			('/home/me/headless', '', 'untrusted', 1200, 2200),
+			('', '', 'untrusted', 1300, 2300)`,
+	)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
+		t.Fatalf("schema %d %v", v, err)
+	}
+	for _, want := range []Workspace{
+		{Path: "/home/me/ro", Name: "ro", Trust: TrustReadOnly, TrustChosen: true, CreatedAt: fromMillis(1000), LastUsed: fromMillis(2000), Sessions: 1},
+		{Path: "/home/me/trusted", Name: "Mine", Trust: TrustTrusted, TrustChosen: true, CreatedAt: fromMillis(1100), LastUsed: fromMillis(2100)},
+		{Path: "/home/me/headless", Name: "headless", Trust: TrustUntrusted, TrustChosen: false, CreatedAt: fromMillis(1200), LastUsed: fromMillis(2200)},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, TrustChosen: false, CreatedAt: fromMillis(1300), LastUsed: fromMillis(2300)},
+	} {
+		if got, err := s.Workspace(ctx, want.Path); err != nil || *got != want {
+			t.Errorf("%q:\n%+v %v\nwant\n%+v", want.Path, got, err, want)
+		}
+	}
+	// Past the migration, a trust given marks it chosen.
+	if got, err := s.UpdateWorkspace(ctx, Workspace{Path: "/home/me/headless", Trust: TrustTrusted}); err != nil || !got.TrustChosen {
+		t.Errorf("trusted after the migration: %+v %v", got, err)
 	}
 }

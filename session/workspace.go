@@ -74,7 +74,8 @@ func updateFields(w Workspace) (name, level *string, err error) {
 // importFields are what ImportWorkspace writes for a new workspace: its
 // name ("" when it is the default, so that it stays the default), its
 // trust (untrusted when w has none), its first and last use (now when w
-// has none; the first when it has no last).
+// has none; the first when it has no last). Whether its trust was chosen
+// is w.TrustChosen, as it is.
 func importFields(w Workspace) (name string, trust Trust, created, used time.Time, err error) {
 	if trust, err = addTrust(w.Trust); err != nil {
 		return "", "", time.Time{}, time.Time{}, fmt.Errorf("import workspace %s: %w", w.Path, err)

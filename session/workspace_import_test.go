@@ -171,7 +171,8 @@ func TestImportWorkspace(t *testing.T) {
 
 // TestImportWorkspacesThenSessions: a whole store's workspaces, then its
 // sessions (as hearth migrate copies them): the sessions' Import finds the
-// workspaces known, and their names and trust arrive.
+// workspaces known, and their names, trust and whether it was chosen
+// arrive.
 func TestImportWorkspacesThenSessions(t *testing.T) {
 	ctx := context.Background()
 	src := archiveSQLite(t)
@@ -182,9 +183,19 @@ func TestImportWorkspacesThenSessions(t *testing.T) {
 	if _, err := src.AddWorkspace(ctx, Workspace{Path: "/home/me/by-hand", Trust: TrustTrusted}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := src.TouchWorkspace(ctx, "/home/me/headless"); err != nil {
+		t.Fatal(err)
+	}
 	ws, err := src.Workspaces(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	chosen := map[string]bool{}
+	for _, w := range ws {
+		chosen[w.Path] = w.TrustChosen
+	}
+	if !chosen["/home/me/src"] || !chosen["/home/me/by-hand"] || chosen["/home/me/headless"] {
+		t.Fatalf("the source's workspaces: %+v", ws)
 	}
 	a, err := src.Export(ctx, id)
 	if err != nil {
@@ -209,7 +220,7 @@ func TestImportWorkspacesThenSessions(t *testing.T) {
 		}
 		for _, w := range ws {
 			g := byPath[w.Path]
-			if g.Name != w.Name || g.Trust != w.Trust || g.Sessions != w.Sessions || !g.CreatedAt.Equal(w.CreatedAt) || g.LastUsed.Before(w.LastUsed) {
+			if g.Name != w.Name || g.Trust != w.Trust || g.TrustChosen != w.TrustChosen || g.Sessions != w.Sessions || !g.CreatedAt.Equal(w.CreatedAt) || g.LastUsed.Before(w.LastUsed) {
 				t.Errorf("%q: %+v, was %+v", w.Path, g, w)
 			}
 		}
