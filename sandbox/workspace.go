@@ -42,10 +42,14 @@ func (e *PathError) Error() string {
 }
 
 // Workspace is the directory tree tools may touch. It is not changed once
-// made: WithSecrets returns a copy.
+// made: WithSecrets and WithReadOnlyRoot return a copy.
 type Workspace struct {
 	root     string
 	readOnly []string
+	// rootReadOnly, when not "", makes the root itself read-only (the
+	// user's trust level for it): no path may be written, and this says
+	// why (WithReadOnlyRoot).
+	rootReadOnly string
 	// secrets are the locations tools may neither read nor write, as
 	// given (absolute, clean); secretPaths are what IsSecret compares
 	// with: each location as given and with its symlinks resolved.
@@ -117,11 +121,15 @@ func (w *Workspace) relInside(p string) (string, bool) {
 
 // Writable returns nil if tools may write p, a clean absolute path as the
 // kernel names it (a file about to be written, in a directory already
-// opened): inside the root, not one of the protected paths, and not in a
-// secret location. It is the last check before a write, made on the
+// opened): inside the root, not one of the protected paths, not in a
+// secret location, and the root not read-only (WithReadOnlyRoot: every
+// path is refused then). It is the last check before a write, made on the
 // directory's descriptor after Resolve's check of the path (see
 // atomicfile.WriteBeneath).
 func (w *Workspace) Writable(p string) error {
+	if w.rootReadOnly != "" {
+		return &PathError{Path: p, Access: Write, Rule: w.rootReadOnly}
+	}
 	if !filepath.IsAbs(p) || !within(p, w.root) || p == w.root {
 		return &PathError{Path: p, Access: Write, Rule: "it is outside the workspace " + w.root + " (was a directory moved or swapped while it was written?)"}
 	}
@@ -175,7 +183,8 @@ func (w *Workspace) Base(p string) string {
 // locations, so a workspace symlink to ~/.ssh/id_rsa is refused. A secret
 // location that holds the workspace root does not hide the root's own
 // files: the user chose to work there. Relative entries are made absolute
-// (filepath.Abs); empty ones are dropped. w itself is not changed.
+// (filepath.Abs); empty ones are dropped. A read-only root
+// (WithReadOnlyRoot) stays read-only. w itself is not changed.
 func (w *Workspace) WithSecrets(secrets []string) *Workspace {
 	c := *w
 	c.readOnly = append([]string(nil), w.readOnly...)
@@ -203,6 +212,38 @@ func (w *Workspace) WithSecrets(secrets []string) *Workspace {
 		}
 	}
 	return &c
+}
+
+// defaultReadOnlyReason is the rule writes are refused by in a read-only
+// root when WithReadOnlyRoot is given no reason of its own.
+const defaultReadOnlyReason = "this workspace is read-only: nothing in it may be changed; ask the user to allow changes to it"
+
+// WithReadOnlyRoot returns a copy of the workspace whose root is itself
+// read-only, as the user's trust level for it says: tools may read what
+// they read before (the root, the read-only directories, nothing in a
+// secret location), but write nothing at all. Resolve for Write and
+// Writable refuse every path with a *PathError whose Rule is reason, so
+// reason should say why and what the user can do, e.g. "this workspace is
+// read-only (its trust level): nothing in it may be changed; the user can
+// run `hearth workspaces trust /path trusted` to allow changes". An empty
+// reason gets a generic one. The copy keeps the secret locations, and
+// WithSecrets keeps the read-only root. w itself is not changed.
+func (w *Workspace) WithReadOnlyRoot(reason string) *Workspace {
+	c := *w
+	c.readOnly = append([]string(nil), w.readOnly...)
+	c.secrets = append([]string(nil), w.secrets...)
+	c.secretPaths = append([]secretPath(nil), w.secretPaths...)
+	if strings.TrimSpace(reason) == "" {
+		reason = defaultReadOnlyReason
+	}
+	c.rootReadOnly = reason
+	return &c
+}
+
+// ReadOnlyRoot reports whether the workspace root is read-only
+// (WithReadOnlyRoot), and the reason writes are refused by.
+func (w *Workspace) ReadOnlyRoot() (reason string, ok bool) {
+	return w.rootReadOnly, w.rootReadOnly != ""
 }
 
 // Secrets returns the secret locations (absolute, clean, as given to
@@ -291,12 +332,16 @@ func (w *Workspace) ReadOnly() []string { return append([]string(nil), w.readOnl
 // outside every secret location (see WithSecrets). For writing, it also
 // refuses the protected paths (see IsProtected). A path that does not exist
 // yet (a file about to be written) is resolved through its deepest existing
-// parent.
+// parent. A workspace whose root is read-only (WithReadOnlyRoot) refuses
+// every path for writing, with the reason it was given.
 //
 // The path returned is checked, not opened: a tool that opens it later
 // should open it below Base's descriptor (sandbox.OpenDirBeneath) and check
 // the opened file's name again (Readable, Writable).
 func (w *Workspace) Resolve(p string, a Access) (string, error) {
+	if a == Write && w.rootReadOnly != "" {
+		return "", &PathError{Path: p, Access: a, Rule: w.rootReadOnly}
+	}
 	if strings.ContainsRune(p, 0) {
 		return "", &PathError{Path: p, Access: a, Rule: "the path holds a NUL byte"}
 	}

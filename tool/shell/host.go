@@ -330,7 +330,9 @@ func (t *Tool) runHost(parent context.Context, src, dir string, progress func(st
 	}
 	repR.Close()
 
-	if !hadGit {
+	if !hadGit && t.readOnly == "" {
+		// (In a read-only workspace no command can have made it: a .git
+		// there now is the user's, and Hearth changes nothing there.)
 		o.notice = newRepository(gitPath)
 	}
 	o.output, o.total, o.dropped = out.close()

@@ -40,6 +40,7 @@ const (
 	RuleUnchecked = "unchecked"         // code that cannot be checked before it runs
 	RuleLimit     = "limit"             // recursion, processes or memory beyond the limits
 	RuleProtected = "protected"         // .git and .hearth: what git or Hearth runs later, outside the sandbox
+	RuleReadOnly  = "read-only"         // any change inside a workspace the user made read-only (its trust level)
 )
 
 // Refusal is a command refused by the policy. Its message names the rule
@@ -77,10 +78,16 @@ var DefaultSystemDirs = []string{
 // throwaway directories.
 type Policy struct {
 	// Workspace is the workspace root (symlinks resolved). Commands may
-	// change anything inside it, but not delete it.
+	// change anything inside it, but not delete it, unless
+	// ReadOnlyWorkspace is set.
 	Workspace string
+	// ReadOnlyWorkspace, when not "", makes the workspace read-only (the
+	// user's trust level for it): commands may read it and work in it,
+	// but change nothing in it (RuleReadOnly). It says why, and what the
+	// user can do, for the refusals.
+	ReadOnlyWorkspace string
 	// Writable lists other directories commands may change: the private
-	// temp directory.
+	// temp directory (the only one, with a read-only workspace).
 	Writable []string
 	// FSRoot is the filesystem root, "/" (refused as well when it is not).
 	FSRoot string

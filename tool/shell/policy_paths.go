@@ -79,6 +79,9 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 		shown = fmt.Sprintf("%s (which is %s)", p, real)
 	}
 	hint := fmt.Sprintf("only files inside the workspace %s (and $TMPDIR) may be changed", pol.Workspace)
+	if pol.ReadOnlyWorkspace != "" {
+		hint = fmt.Sprintf("only files in $TMPDIR may be changed (the workspace %s is read-only)", pol.Workspace)
+	}
 	if o == opChdir {
 		hint = fmt.Sprintf("commands run inside the workspace %s (or $TMPDIR)", pol.Workspace)
 	}
@@ -108,7 +111,11 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 			return c.refuse(RuleSystem, "it would %s %s, in the system directory %s; %s", o.verb(), shown, sys, hint)
 		}
 	}
-	for _, w := range append([]string{pol.Workspace}, pol.Writable...) {
+	writable := pol.Writable
+	if pol.ReadOnlyWorkspace == "" {
+		writable = append([]string{pol.Workspace}, writable...)
+	}
+	for _, w := range writable {
 		if w == "" {
 			continue
 		}
@@ -125,6 +132,12 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 			}
 			return nil
 		}
+	}
+	if pol.ReadOnlyWorkspace != "" && sandbox.Within(real, pol.Workspace) {
+		if o == opChdir {
+			return nil // reading is allowed: working there too
+		}
+		return c.refuse(RuleReadOnly, "it would %s %s: %s; only $TMPDIR may be changed: read the workspace, and tell the user what you would change instead", o.verb(), shown, strings.TrimRight(pol.ReadOnlyWorkspace, "."))
 	}
 	if pol.Home != "" && sandbox.Within(real, pol.Home) {
 		return c.refuse(RuleHome, "it would %s %s, in the home directory outside the workspace; %s", o.verb(), shown, hint)

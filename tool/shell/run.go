@@ -49,6 +49,7 @@ type outcome struct {
 	duration  time.Duration
 	noNet     bool   // the network was denied
 	notice    string // what Hearth did after the command, for the model
+	readOnly  string // why the workspace is read-only ("" when it is not)
 }
 
 // result turns an outcome into what the model sees. A command that ran and
@@ -97,7 +98,10 @@ func (o outcome) result() (tool.Result, error) {
 	if o.exit != 0 && o.noNet && networkFailure(o.output) {
 		note("[" + NetworkOffNote + "]")
 	}
-	if o.exit != 0 && readOnlyGit(o.output) {
+	switch {
+	case o.exit != 0 && o.readOnly != "" && writeDenied(o.output):
+		note("[the system refuses changes here: " + o.readOnly + "]")
+	case o.exit != 0 && readOnlyGit(o.output):
 		note("[.git is read-only to commands, so that nothing a command plants there runs later when the user runs git: ask the user to commit, or to change git's settings]")
 	}
 	if o.exit != 0 {
@@ -134,6 +138,18 @@ func readOnlyGit(out string) bool {
 	return strings.Contains(out, "Read-only file system") && strings.Contains(out, ".git")
 }
 
+// writeDenied reports whether a command's output shows the system refused
+// it a change (a read-only mount, Landlock).
+func writeDenied(out string) bool {
+	for _, s := range []string{"Read-only file system", "read-only file system", "Permission denied", "permission denied",
+		"Operation not permitted", "operation not permitted", "EACCES", "EROFS", "EPERM"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // runState is one interpretation of a command line: in the shell host
 // (host.go), confined, or in Hearth's process for the dry runs of tests.
 type runState struct {
@@ -167,7 +183,7 @@ type runState struct {
 // shell host, a confined copy of this binary (host.go), or, in the dry runs
 // of tests, in this process with programs never started.
 func (t *Tool) run(parent context.Context, src, dir string, progress func(string)) outcome {
-	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit, noNet: t.cfg.DenyNetwork}
+	o := outcome{timeout: t.cfg.Timeout, limit: t.cfg.OutputLimit, noNet: t.cfg.DenyNetwork, readOnly: t.readOnly}
 	if err := t.prepare(); err != nil {
 		o.err = err
 		return o

@@ -21,6 +21,11 @@
 //     timeout, a cancel or the end of the call stops it and everything it
 //     started, also what detached itself (setsid, a double fork).
 //
+// A workspace the user made read-only (sandbox.Workspace.WithReadOnlyRoot,
+// its trust level) is read-only to all three layers, whatever the approval
+// mode: the policy refuses every change inside it (RuleReadOnly), and the
+// kernel lets commands write only in their private temp directory.
+//
 // The policy refuses, in every approval mode, yolo included: deleting or
 // writing the filesystem root, the home directory, system directories or
 // anything outside the workspace; sudo, su and the like; disk, device and
@@ -72,7 +77,10 @@ const (
 // Config configures the tool. Only Workspace is required.
 type Config struct {
 	// Workspace bounds everything: commands run inside it and may change
-	// only what is inside it (and their private temp directory).
+	// only what is inside it (and their private temp directory). When its
+	// root is read-only (sandbox.Workspace.WithReadOnlyRoot), commands
+	// may read it and change nothing in it: their private temp directory
+	// is the only place they may write, and refusals give its reason.
 	Workspace *sandbox.Workspace
 	// Timeout bounds each call (DefaultTimeout).
 	Timeout time.Duration
@@ -94,7 +102,8 @@ type Config struct {
 	// the user's keys and credentials, Hearth's own config and data).
 	Secrets []string
 	// Writable lists more directories commands may write (absolute): a
-	// profile's build caches, say. Keep it short: each is a way out.
+	// profile's build caches, say. Keep it short: each is a way out. It is
+	// ignored when the workspace is read-only.
 	Writable []string
 	// Env is the environment commands start from (os.Environ() when nil).
 	// Secrets are removed (ScrubEnv) except the names in KeepEnv.
@@ -129,6 +138,11 @@ type Tool struct {
 	cfg    Config
 	ws     *sandbox.Workspace
 	status sandbox.Status
+	// readOnly is why the workspace is read-only ("" when it is not).
+	readOnly string
+	// writable are cfg.Writable's directories, resolved (none when the
+	// workspace is read-only).
+	writable []string
 
 	// The private temp directory is made for the first command (a run
 	// that runs none makes none); policy, conf and env include it from
@@ -220,6 +234,7 @@ func New(cfg Config) (*Tool, error) {
 	if fsRoot == "" {
 		fsRoot = "/"
 	}
+	readOnly, _ := cfg.Workspace.ReadOnlyRoot()
 	var writable []string
 	for _, w := range cfg.Writable {
 		if !filepath.IsAbs(w) {
@@ -231,30 +246,42 @@ func New(cfg Config) (*Tool, error) {
 		}
 		writable = append(writable, r)
 	}
-	t := &Tool{cfg: cfg, ws: cfg.Workspace}
+	if readOnly != "" {
+		// Read-only: the private temp directory is the only place
+		// commands write.
+		writable = nil
+	}
+	t := &Tool{cfg: cfg, ws: cfg.Workspace, readOnly: readOnly, writable: writable}
 	t.policy = &Policy{
-		Workspace: cfg.Workspace.Root(),
-		Writable:  writable,
-		FSRoot:    fsRoot,
-		Home:      home,
+		Workspace:         cfg.Workspace.Root(),
+		ReadOnlyWorkspace: readOnly,
+		Writable:          writable,
+		FSRoot:            fsRoot,
+		Home:              home,
 	}
 	maxFile := cfg.MaxFileSize
 	if maxFile < 0 {
 		maxFile = 0
 	}
 	t.conf = &sandbox.Confinement{
-		Writable:    append([]string{cfg.Workspace.Root()}, writable...),
+		Writable:    t.writableDirs(""),
 		DenyNetwork: cfg.DenyNetwork,
 		MaxFileSize: maxFile,
 		MaxProcs:    cfg.MaxProcs * 4,
 		ReadOnly:    protectedDirs(cfg.Workspace.Root()),
-		Hidden:      cfg.Secrets,
+		Hidden:      hiddenDirs(cfg.Secrets, cfg.Workspace.Root(), readOnly != ""),
 	}
 	// The status says what commands will be confined to, the temp
 	// directory they get included (it is made for the first of them).
-	shown := sandbox.Confinement{Writable: append([]string{cfg.Workspace.Root(), filepath.Join(tempRoot(cfg.TempRoot), "hearth-shell-…")}, writable...),
+	shown := sandbox.Confinement{Writable: t.writableDirs(filepath.Join(tempRoot(cfg.TempRoot), "hearth-shell-…")),
 		DenyNetwork: t.conf.DenyNetwork, MaxFileSize: t.conf.MaxFileSize, MaxProcs: t.conf.MaxProcs, ReadOnly: t.conf.ReadOnly, Hidden: t.conf.Hidden}
 	t.status = shown.Status()
+	if readOnly != "" {
+		t.status.Note += "; the workspace " + cfg.Workspace.Root() + " is read-only to commands: " + readOnly
+		if !t.status.Active {
+			t.status.Note += " (without Landlock, the command policy enforces it, and read-only mounts where the system allows them)"
+		}
+	}
 	// Processes a command starts and that detach themselves (setsid, a
 	// double fork) are adopted by Hearth, so that they can be found and
 	// stopped when the call ends (sandbox.Group).
@@ -292,10 +319,47 @@ func (t *Tool) prepare() error {
 	pol.Writable = append([]string{tmp}, pol.Writable...)
 	// The confinement is changed in place (it keeps state of its own, what
 	// the kernel refused): nothing has used it before this.
-	t.conf.Writable = append([]string{t.conf.Writable[0], tmp}, t.conf.Writable[1:]...)
+	t.conf.Writable = t.writableDirs(tmp)
 	t.tmp, t.policy = tmp, &pol
 	t.env = childEnv(t.baseEnv, tmp, t.status.Active, pol.Writable)
 	return nil
+}
+
+// writableDirs is what the confinement lets commands write: the workspace
+// root (unless it is read-only), the private temp directory tmp (when not
+// ""), and the configured writable directories (none when the workspace is
+// read-only).
+func (t *Tool) writableDirs(tmp string) []string {
+	var dirs []string
+	if t.readOnly == "" {
+		dirs = append(dirs, t.ws.Root())
+	}
+	if tmp != "" {
+		dirs = append(dirs, tmp)
+	}
+	return append(dirs, t.writable...)
+}
+
+// hiddenDirs are the secret locations the confinement covers. A location
+// that holds the workspace root is not covered (the user chose to work
+// there): the confinement leaves out one that holds a writable directory,
+// so with a read-only workspace it is left out here, or the workspace
+// itself would vanish from the commands' view.
+func hiddenDirs(secrets []string, root string, readOnly bool) []string {
+	if !readOnly {
+		return secrets
+	}
+	var out []string
+	for _, s := range secrets {
+		holds := filepath.IsAbs(s) && sandbox.Within(root, filepath.Clean(s))
+		if r, err := sandbox.RealPath("/", s, true); err == nil && sandbox.Within(root, r) {
+			holds = true
+		}
+		if !holds {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // tempRoot is where the private temp directory is made.
@@ -447,9 +511,14 @@ func (t *Tool) TempDir() string {
 
 const description = "Run a bash command in the workspace and get its output (stdout and stderr) and exit status. " +
 	"Pipes, redirections and && work. No interactive input: pass flags like -y. " +
-	"Commands may change files only inside the workspace (temporary files go in $TMPDIR); " +
-	"sudo, and deleting or writing outside the workspace, are refused. " +
+	"%s; sudo, and deleting or writing outside the workspace, are refused. " +
 	"Long-running commands are stopped after %s."
+
+// What commands may change, as the description says it.
+const (
+	mayChange         = "Commands may change files only inside the workspace (temporary files go in $TMPDIR)"
+	mayChangeReadOnly = "This workspace is read-only: commands may read it but change nothing in it (temporary files go in $TMPDIR)"
+)
 
 var parameters = json.RawMessage(`{"type":"object","properties":{` +
 	`"command":{"type":"string","description":"the bash command, e.g. go test ./..."},` +
@@ -459,7 +528,11 @@ var parameters = json.RawMessage(`{"type":"object","properties":{` +
 
 // Spec implements tool.Tool.
 func (t *Tool) Spec() llm.ToolSpec {
-	d := fmt.Sprintf(description, t.cfg.Timeout)
+	change := mayChange
+	if t.readOnly != "" {
+		change = mayChangeReadOnly
+	}
+	d := fmt.Sprintf(description, change, t.cfg.Timeout)
 	if t.cfg.DenyNetwork {
 		d += " The network is off: commands cannot connect or download."
 	}
@@ -518,7 +591,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	dir, err := t.ws.Resolve(a.Directory, sandbox.Write)
+	dir, err := t.workDir(a.Directory)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("directory: %v", err)
 	}
@@ -527,4 +600,20 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	}
 	o := t.run(ctx, a.Command, dir, call.Progress)
 	return o.result()
+}
+
+// workDir resolves the directory a command runs in: one tools may write,
+// or, in a read-only workspace, one inside it that they may read.
+func (t *Tool) workDir(d string) (string, error) {
+	if t.readOnly == "" {
+		return t.ws.Resolve(d, sandbox.Write)
+	}
+	dir, err := t.ws.Resolve(d, sandbox.Read)
+	if err != nil {
+		return "", err
+	}
+	if !sandbox.Within(dir, t.ws.Root()) {
+		return "", &sandbox.PathError{Path: d, Access: sandbox.Read, Rule: "commands run inside the workspace " + t.ws.Root()}
+	}
+	return dir, nil
 }
