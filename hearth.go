@@ -351,6 +351,16 @@ type Config struct {
 	CompressAt float64
 	// Logger receives the agent's logs (nil: none).
 	Logger *slog.Logger
+	// Trust is how far the user trusts the Workspace's own files, which
+	// the runtime enforces where effects happen, whatever the prompt says:
+	// TrustUntrusted refuses approval modes above ModeDefault (New, and
+	// Session.SetMode); TrustReadOnly offers only tools that read, with
+	// run_shell_command confined to a read-only workspace, and makes every
+	// file tool refuse to write (whatever the approval mode, ModeYolo
+	// included); TrustTrusted and "" (the embedding program decides) limit
+	// nothing. What a project's config file may do at each level is the
+	// loader's (internal/loader); Hearth's command line always sets it.
+	Trust Trust
 	// Prices are what models cost, by model name (the name a turn runs,
 	// Config.Model or Request.Model): each model call's usage is stored
 	// with its cost — a turn's, its sub-agents' and its tools' (the edit
@@ -361,6 +371,21 @@ type Config struct {
 	// totals, never 0. New checks every price.
 	Prices map[string]Price
 }
+
+// Trust is how far the user trusts a workspace's own files (see
+// Config.Trust): untrusted, read-only or trusted.
+type Trust = session.Trust
+
+// The trust levels.
+const (
+	TrustUntrusted = session.TrustUntrusted
+	TrustReadOnly  = session.TrustReadOnly
+	TrustTrusted   = session.TrustTrusted
+)
+
+// ErrNotTrusted is wrapped by the error of New and Session.SetMode when the
+// approval mode asked for is above what the workspace's trust allows.
+var ErrNotTrusted = errors.New("not allowed by the workspace's trust level")
 
 // Price is what a model costs per million tokens, as decimal strings in
 // the user's currency (at most 6 places: "0.15", "3"). Input and Output
@@ -444,6 +469,9 @@ type Agent struct {
 	log       *slog.Logger
 	idleTools time.Duration
 	rates     map[string]pricing.Rates // Config.Prices, read
+	// withheldNames are the tools a read-only workspace keeps from the
+	// model (Config.Trust).
+	withheldNames []string
 
 	spare *sessionTools // built by New, for the first session
 
@@ -470,6 +498,14 @@ func New(c Config) (*Agent, error) {
 	toolMode, err := prompted.ParseMode(string(c.ToolMode))
 	if err != nil {
 		return nil, fmt.Errorf("hearth: %w", err)
+	}
+	if c.Trust != "" {
+		if c.Trust, err = session.ParseTrust(string(c.Trust)); err != nil {
+			return nil, fmt.Errorf("hearth: %w", err)
+		}
+	}
+	if err := allowedMode(c.Trust, mode); err != nil {
+		return nil, fmt.Errorf("hearth: profile %s: %w", c.Profile.Name, err)
 	}
 	log := c.Logger
 	if log == nil {
@@ -541,6 +577,11 @@ func New(c Config) (*Agent, error) {
 		}
 		secrets := sandbox.SecretLocations(home, extra...)
 		a.ws = ws.WithSecrets(secrets)
+		if c.Trust == TrustReadOnly {
+			// The file tools and the shell's policy and sandbox take the
+			// workspace as read-only from it.
+			a.ws = a.ws.WithReadOnlyRoot(readOnlyReason(a.ws.Root()))
+		}
 		a.shell = shell.Config{Secrets: secrets, DenyNetwork: !c.Sandbox.Network, TempRoot: c.Sandbox.TempRoot, Home: c.Sandbox.Home, Logger: log}
 		defaults = append(defaults, "@read-only") // the read-only built-in tools
 	}
@@ -553,7 +594,7 @@ func New(c Config) (*Agent, error) {
 	}
 	a.core = agent.Agent{Provider: c.Provider, Model: c.Model, System: c.Profile.System, Mode: mode,
 		MaxTurns: c.Profile.MaxTurns, Think: c.Profile.Think, ContextLength: c.ContextLength, CompressAt: c.CompressAt, Logger: log,
-		StrictPlan: c.Profile.StrictPlan}
+		StrictPlan: c.Profile.StrictPlan, Withheld: a.withheld}
 
 	if len(c.MCPServers) > 0 {
 		dir := c.MCPDir
@@ -588,6 +629,7 @@ func New(c Config) (*Agent, error) {
 		return nil, err
 	}
 	a.names = probe.agent.Tools.Names()
+	a.withheldNames = probe.withheld
 	a.kinds, a.specs = map[string]Kind{}, map[string]llm.ToolSpec{}
 	for _, n := range a.names {
 		t, _ := probe.agent.Tools.Get(n)
@@ -630,6 +672,25 @@ func (a *Agent) Provider() llm.Provider { return a.c.Provider }
 
 // Model returns the model that answers unless a turn names another.
 func (a *Agent) Model() string { return a.c.Model }
+
+// Busy reports whether a turn runs in any of the agent's sessions.
+func (a *Agent) Busy() bool {
+	a.mu.Lock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		if s.Busy() {
+			return true
+		}
+	}
+	return false
+}
+
+// Trust returns how far the workspace is trusted (Config.Trust).
+func (a *Agent) Trust() Trust { return a.c.Trust }
 
 // Mode returns the profile's approval mode, the one each session starts
 // in.

@@ -43,6 +43,8 @@ type sessionTools struct {
 	set    *builtin.Set
 	agent  *agent.Agent
 	detach func()
+	// withheld are the tools the workspace's trust keeps from the model.
+	withheld []string
 }
 
 func (t *sessionTools) close() error {
@@ -87,6 +89,9 @@ func (s *Session) SetMode(m Mode) error {
 	m, err := agent.ParseMode(string(m))
 	if err != nil {
 		return err
+	}
+	if err := allowedMode(s.a.c.Trust, m); err != nil {
+		return fmt.Errorf("hearth: %w", err)
 	}
 	s.mu.Lock()
 	s.mode = m
@@ -253,15 +258,20 @@ func (a *Agent) buildTools(seen *tool.Seen) (_ *sessionTools, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hearth: %w", err)
 	}
-	if allow := a.c.Profile.Allow; allow != nil {
+	if allow := a.c.Profile.Allow; allow != nil || a.c.Trust == TrustReadOnly {
 		keep := []string{}
 		for _, n := range reg.Names() {
-			if t, _ := reg.Get(n); allow(t) {
+			if t, _ := reg.Get(n); (allow == nil || allow(t)) && a.trustAllows(t) {
 				keep = append(keep, n)
 			}
 		}
 		if reg, err = reg.Select(tool.Profile{Name: a.c.Profile.Name, Tools: keep}); err != nil {
 			return nil, fmt.Errorf("hearth: %w", err)
+		}
+	}
+	for _, n := range all.Names() {
+		if t, _ := all.Get(n); !a.trustAllows(t) {
+			ts.withheld = append(ts.withheld, n)
 		}
 	}
 	bindSubAgents(subs, a.c.SubAgents, reg)
@@ -309,7 +319,7 @@ func builtinPatterns(pats []string, servers []MCPServer) []string {
 // MCP server's): its patterns select it, by name or kind, and Allow keeps
 // it.
 func (a *Agent) offers(t tool.Tool) bool {
-	return tool.Allows(a.patterns, t) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(t))
+	return tool.Allows(a.patterns, t) && (a.c.Profile.Allow == nil || a.c.Profile.Allow(t)) && a.trustAllows(t)
 }
 
 // Plan returns the plan the session's model keeps (update_plan) as its

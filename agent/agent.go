@@ -60,6 +60,11 @@ type Agent struct {
 	// final answer while the plan it wrote or changed in this run still
 	// has open steps (EventPlan with Reminder says so).
 	StrictPlan bool
+	// Withheld, if set, says why a tool the model named is not among
+	// Tools when the caller keeps it back on purpose (a read-only
+	// workspace's edit tools): the call's result says that instead of
+	// "unknown tool". "" means the name is simply unknown.
+	Withheld func(name string) string
 }
 
 // RunOptions is what belongs to one run rather than to the agent's
@@ -551,6 +556,11 @@ func (r *run) execute(tc llm.ToolCall) (ok bool, out, display, errText string) {
 		return false, "", "", tc.ArgsError
 	}
 	if !found {
+		if a.Withheld != nil {
+			if why := a.Withheld(tc.Name); why != "" {
+				return false, "", "", why
+			}
+		}
 		return false, "", "", fmt.Sprintf("unknown tool %q; the tools are: %s", tc.Name, strings.Join(sortedNames(a.Tools), ", "))
 	}
 	if tc.ArgsError != "" {

@@ -35,6 +35,9 @@ func fullParent(t *testing.T) *Agent {
 		Logger:        slog.New(slog.DiscardHandler),
 		Prepare:       func(context.Context) {},
 		StrictPlan:    true, // inherited, and idle: a child has no plan tool
+		// Inherited: a child's call to a tool the workspace withholds
+		// says why, as the caller's does.
+		Withheld: func(string) string { return "withheld" },
 	}
 	v := reflect.ValueOf(p).Elem()
 	for i := range v.NumField() {
@@ -111,6 +114,17 @@ func TestSubAgentChildInherits(t *testing.T) {
 				want := pv.Field(i).Interface()
 				if tc.noCaller {
 					want = reflect.Zero(pv.Field(i).Type()).Interface()
+				}
+				if pv.Field(i).Kind() == reflect.Func {
+					// Functions compare by what they point to.
+					wantPtr := uintptr(0)
+					if !tc.noCaller {
+						wantPtr = pv.Field(i).Pointer()
+					}
+					if got := cv.Field(i).Pointer(); got != wantPtr {
+						t.Errorf("Agent.%s: the child has another function", name)
+					}
+					continue
 				}
 				if got := cv.Field(i).Interface(); !reflect.DeepEqual(got, want) {
 					t.Errorf("Agent.%s: the child has %v, want %v", name, got, want)

@@ -411,8 +411,24 @@ func ProjectFile(workspace string) string {
 
 // Load reads the user's file then the workspace's (either may be missing).
 // The workspace's can only tighten the user's (see project.go): what it asks
-// for beyond that is left out and said in Warnings.
+// for beyond that is left out and said in Warnings. It is how a workspace
+// the user has not trusted is read (untrusted, or read-only).
 func Load(paths Paths, workspace string) (*Config, error) {
+	return load(paths, workspace, false)
+}
+
+// LoadTrusted reads the user's file then the workspace's, for a workspace
+// the user trusts: the project's settings apply as the user's own would
+// (laid over them: its profiles, providers, MCP servers and sub-agents
+// included), except [store], which decides where sessions — and the trust
+// itself — are kept, and so is read before any project's file (ignored,
+// said in Warnings). A project's relative secret_paths and read_only_dirs
+// are taken from the workspace.
+func LoadTrusted(paths Paths, workspace string) (*Config, error) {
+	return load(paths, workspace, true)
+}
+
+func load(paths Paths, workspace string, trusted bool) (*Config, error) {
 	c := &Config{paths: paths}
 	user, err := ReadFile(paths.UserFile())
 	switch {
@@ -431,7 +447,11 @@ func Load(paths Paths, workspace string) (*Config, error) {
 			return nil, err
 		}
 		if p != nil {
-			c.Warnings = append(c.Warnings, c.addProject(p, workspace)...)
+			if trusted {
+				c.Warnings = append(c.Warnings, c.addTrustedProject(p, workspace)...)
+			} else {
+				c.Warnings = append(c.Warnings, c.addProject(p, workspace)...)
+			}
 			c.Files = append(c.Files, pf)
 		}
 	}

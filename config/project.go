@@ -16,7 +16,10 @@ import (
 )
 
 // A project's config file comes with the code: a cloned repository can ship
-// one, and a model's edit could write one. It may therefore only tighten the
+// one, and a model's edit could write one. Unless the user trusts the
+// workspace (LoadTrusted: then it applies as the user's own, profiles field
+// by field, [store] aside, and a provider of the user's it points elsewhere
+// does not get the user's stored key), it may therefore only tighten the
 // user's settings. Every field has a rule here (TestProjectRules fails for a
 // field added without one):
 //
@@ -100,6 +103,15 @@ type project struct {
 	root     string // the workspace, symlinks resolved
 	userFile string // for messages: "~/.config/hearth/config.toml"
 	warn     []string
+}
+
+// note records a sentence for the user about a project setting that
+// applies (stripped of control sequences: it quotes the project's text).
+func (pr *project) note(w string) {
+	w = termtext.String(w)
+	if !slices.Contains(pr.warn, w) {
+		pr.warn = append(pr.warn, w)
+	}
 }
 
 // ignored records a project setting left out: asks says what the project
@@ -213,6 +225,108 @@ func (c *Config) addProject(p *Config, workspace string) []string {
 		c.Profiles[name] = pr.profile(name, base, p.Profiles[name])
 	}
 	return pr.warn
+}
+
+// addTrustedProject lays a trusted project's file p over c (the user's
+// settings) as the user's own file is laid (merge), with the project's
+// relative paths taken from the workspace; only [store] is left out (see
+// LoadTrusted). It returns the warnings for what it left out.
+func (c *Config) addTrustedProject(p *Config, workspace string) []string {
+	root := workspace
+	if r, err := filepath.Abs(workspace); err == nil {
+		root = r
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	pr := &project{root: root, userFile: tilde(c.paths.UserFile(), c.paths.Home)}
+	if p.Store.URL != "" {
+		pr.ignored("sets [store] url",
+			"where your sessions are kept, and so which workspaces you trust, is read before any project's config",
+			"Set it in YOURS, or HEARTH_DATABASE_URL, if you want it.")
+		p.Store = Store{}
+	}
+	p.SecretPaths = pr.secretPaths(p.SecretPaths)
+	// A provider of the user's name that the project points elsewhere is
+	// used, but the user's stored key for it does not follow it there.
+	for _, name := range sortedKeys(p.Providers) {
+		pv, mine := p.Providers[name], c.Providers[name]
+		if _, ok := c.Providers[name]; ok && (pv.BaseURL != mine.BaseURL || pv.Kind != mine.Kind) {
+			pv.FromProject = true
+			p.Providers[name] = pv
+			pr.note(fmt.Sprintf("The project's .hearth/config.toml points your provider %q at %s: it is used (you trust this folder), but your stored key for %q is not sent there.", name, orDefault(pv.BaseURL), name))
+		}
+	}
+	// Profiles: what the project sets wins, field by field, over the
+	// user's profile of the same name (else the built-in one); what it
+	// leaves out stays the user's.
+	for _, name := range sortedKeys(p.Profiles) {
+		prof := p.Profiles[name]
+		prof.SecretPaths = pr.secretPaths(prof.SecretPaths)
+		var dirs []string
+		for _, d := range prof.ReadOnlyDirs {
+			if d != "" && !filepath.IsAbs(d) && !strings.HasPrefix(d, "~") {
+				d = filepath.Join(root, d)
+			}
+			dirs = append(dirs, d)
+		}
+		prof.ReadOnlyDirs = dirs
+		base, ok := c.Profiles[name]
+		if !ok {
+			base, _ = BuiltinProfile(name)
+		}
+		if c.Profiles == nil {
+			c.Profiles = map[string]Profile{}
+		}
+		c.Profiles[name] = overlay(base, prof)
+	}
+	p.Profiles = nil
+	c.merge(p)
+	return pr.warn
+}
+
+// overlay lays a trusted project's profile p over base: each field p sets
+// wins; the lists of paths are added to base's.
+func overlay(base, p Profile) Profile {
+	out := base
+	out.ReadOnlyDirs = append(slices.Clone(base.ReadOnlyDirs), p.ReadOnlyDirs...)
+	out.SecretPaths = append(slices.Clone(base.SecretPaths), p.SecretPaths...)
+	if p.Tools != nil {
+		out.Tools = slices.Clone(p.Tools)
+	}
+	if p.ApprovalMode != "" {
+		out.ApprovalMode = p.ApprovalMode
+	}
+	if p.SystemPrompt != "" {
+		out.SystemPrompt = p.SystemPrompt
+	}
+	if p.Provider != "" {
+		out.Provider = p.Provider
+	}
+	if p.Model != "" {
+		out.Model = p.Model
+	}
+	if p.MaxTurns > 0 {
+		out.MaxTurns = p.MaxTurns
+	}
+	if p.Network != nil {
+		out.Network = p.Network
+	}
+	if p.Think != "" {
+		out.Think = p.Think
+	}
+	if p.StrictPlan != nil {
+		out.StrictPlan = p.StrictPlan
+	}
+	return out
+}
+
+// orDefault names a base URL for a message ("its default address" for "").
+func orDefault(u string) string {
+	if u == "" {
+		return "its default address"
+	}
+	return u
 }
 
 // provider returns a project's provider as it may be kept, if it may.

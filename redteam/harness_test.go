@@ -85,9 +85,16 @@ func grepf(pattern, path string) step {
 
 // run is one hearth run of an attack.
 type run struct {
-	steps  []step
-	final  string   // the model's answer (default "done")
-	mode   string   // approval mode (default yolo)
+	steps []step
+	final string // the model's answer (default "done")
+	mode  string // approval mode (default yolo)
+	// trust is the workspace's trust for the run (--trust). Default: as
+	// the user would have to give it for the mode — trusted for yolo and
+	// auto_edit (an untrusted workspace refuses them), read-only when the
+	// repository ships a project config (which then may only tighten, and
+	// still runs in yolo), none (untrusted, a fresh store's default) for
+	// default and plan.
+	trust  string
 	format string   // output format (default json)
 	args   []string // more run flags (--timeout 10s, --verbose)
 	stdin  string   // piped to hearth when set
@@ -554,6 +561,16 @@ func (e *env) hearth(r *run) *result {
 		format = "json"
 	}
 	args := []string{"-m", "m", "-w", e.ws, "run", "--approval-mode", mode, "--output-format", format}
+	trust := r.trust
+	if trust == "" && (mode == "yolo" || mode == "auto_edit") {
+		trust = "trusted"
+		if e.a.project != "" {
+			trust = "read-only"
+		}
+	}
+	if trust != "" {
+		args = append(args, "--trust", trust)
+	}
 	for _, a := range r.args {
 		args = append(args, e.expand(a))
 	}

@@ -36,10 +36,33 @@ func providerError(err error) *errorBody {
 	return &errorBody{Code: "provider_error", Message: err.Error()}
 }
 
+// describedAgent is the agent GET /v1/health and /v1/models describe: that
+// of ?workspace= (a known workspace), else of the server's own workspace as
+// its trust now stands (a trusted project may choose its own model
+// server). It writes the error response and returns nil when there is
+// none.
+func (s *Server) describedAgent(w http.ResponseWriter, r *http.Request) *hearth.Agent {
+	if s.o.Workspaces == nil {
+		return s.agent
+	}
+	ws := r.URL.Query().Get("workspace")
+	if ws == "" {
+		if a, err := s.o.Workspaces.Agent(r.Context(), ""); err == nil {
+			return a
+		}
+		return s.agent // its own workspace's config is broken: describe the one it started with
+	}
+	return s.agentFor(w, r.Context(), ws)
+}
+
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	a := s.describedAgent(w, r)
+	if a == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), providerTimeout)
 	defer cancel()
-	list, err := llm.Models(ctx, s.agent.Provider())
+	list, err := llm.Models(ctx, a.Provider())
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, apiError{*providerError(err)})
 		return
@@ -47,7 +70,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []llm.ModelInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": list, "default": s.agent.Model()})
+	writeJSON(w, http.StatusOK, map[string]any{"models": list, "default": a.Model()})
 }
 
 // healthJSON is GET /v1/health.
@@ -60,6 +83,11 @@ type healthJSON struct {
 	Model        *modelHealth   `json:"model,omitempty"`
 	Tools        []string       `json:"tools"`
 	ApprovalMode string         `json:"approval_mode"`
+	// Workspace is the folder described (?workspace=, else the
+	// server's own) and Trust its trust level in force ("" for an agent
+	// whose program set none).
+	Workspace string `json:"workspace,omitempty"`
+	Trust     string `json:"trust,omitempty"`
 	// MCP lists the MCP servers and their state (absent when none is
 	// configured); a failed one makes the status "degraded".
 	MCP []hearth.MCPStatus `json:"mcp,omitempty"`
@@ -83,15 +111,19 @@ type modelHealth struct {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	a := s.describedAgent(w, r)
+	if a == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), providerTimeout)
 	defer cancel()
-	p := s.agent.Provider()
-	out := healthJSON{Status: "ok", Version: s.o.Version, Tools: []string{}, ApprovalMode: string(s.agent.Mode()),
-		Provider: providerHealth{Kind: p.Kind(), BaseURL: s.o.ProviderURL}}
+	p := a.Provider()
+	out := healthJSON{Status: "ok", Version: s.o.Version, Tools: []string{}, ApprovalMode: string(a.Mode()),
+		Provider: providerHealth{Kind: p.Kind(), BaseURL: s.o.ProviderURL}, Workspace: a.Workspace(), Trust: string(a.Trust())}
 	if out.ApprovalMode == "" {
 		out.ApprovalMode = "default"
 	}
-	if names := s.agent.Tools(); names != nil {
+	if names := a.Tools(); names != nil {
 		out.Tools = append(out.Tools, names...)
 	}
 	start := time.Now()
@@ -107,7 +139,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			out.Provider.BaseURL = info.BaseURL
 		}
 	}
-	if m := s.agent.Model(); m != "" {
+	if m := a.Model(); m != "" {
 		out.Model = &modelHealth{Name: m}
 		if out.Provider.Reachable {
 			mi, err := llm.Describe(ctx, p, m)
@@ -121,7 +153,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if st := s.agent.MCPStatus(); st != nil {
+	if st := a.MCPStatus(); st != nil {
 		out.MCP = st
 		for _, st := range out.MCP {
 			if st.State == hearth.MCPFailed || st.State == hearth.MCPCrashed {
@@ -136,6 +168,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 type usageJSON struct {
 	// Since is the first day counted (UTC).
 	Since string `json:"since"`
+	// Currency is the label of the user's currency for costs
+	// (Options.Currency: "USD"), "" when none is configured.
+	Currency string `json:"currency"`
 	// Days holds every day from Since to today, zero days included.
 	Days []dayUsage `json:"days"`
 	// Total sums Days.
@@ -269,7 +304,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, "", err)
 		return
 	}
-	out := usageJSON{Since: since.Format(time.DateOnly), Days: []dayUsage{}, Sessions: []sessionUsage{}}
+	out := usageJSON{Since: since.Format(time.DateOnly), Currency: s.o.Currency, Days: []dayUsage{}, Sessions: []sessionUsage{}}
 	have := map[string]session.UsageTotal{}
 	for _, d := range byDay {
 		have[d.Key] = d

@@ -128,7 +128,13 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, req hearth.Rest
 	if !s.notRunning(w, ctx, id, "restore") {
 		return
 	}
-	res, err := s.agent.Session(id).Restore(ctx, req)
+	// The agent of the session's own workspace: its checkpoints, and
+	// the only folder its files may be written back to.
+	a := s.agentOf(w, ctx, id)
+	if a == nil {
+		return
+	}
+	res, err := a.Session(id).Restore(ctx, req)
 	if err != nil {
 		s.restoreError(w, id, string(req.Op), err)
 		return
@@ -283,17 +289,21 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 	}
 	// With the files, Fork holds the session (and its lock in the store)
 	// while they change: no turn starts meanwhile, here or elsewhere.
-	res, err := s.agent.Session(id).Fork(ctx, req)
+	a := s.agentOf(w, ctx, id)
+	if a == nil {
+		return
+	}
+	res, err := a.Session(id).Fork(ctx, req)
 	if err != nil {
 		if res != nil {
 			// The fork was made; its files could not be brought back.
-			s.remember(res.Session.ID)
+			s.rememberSession(&res.Session)
 			err = fmt.Errorf("session %s was made, but %w", res.Session.ID, err)
 		}
 		s.restoreError(w, id, "fork", err)
 		return
 	}
-	s.remember(res.Session.ID)
+	s.rememberSession(&res.Session)
 	out := forkJSON{sessionJSON: sessionJSON{Session: res.Session}}
 	if se, err := s.store.Get(ctx, res.Session.ID); err == nil {
 		out.Session = *se // with its counts
@@ -309,11 +319,11 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx := r.Context()
-	if err := s.exists(ctx, id); err != nil {
-		s.storeError(w, id, err)
+	a := s.agentOf(w, ctx, id)
+	if a == nil {
 		return
 	}
-	cps, err := s.agent.Session(id).Checkpoints(ctx)
+	cps, err := a.Session(id).Checkpoints(ctx)
 	if err != nil {
 		s.storeError(w, id, err)
 		return

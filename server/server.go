@@ -84,7 +84,35 @@ type Options struct {
 	Assets fs.FS
 	// Version is reported by GET /v1/health.
 	Version string
-	Log     *slog.Logger
+	// Currency labels costs in GET /v1/usage (the user's [pricing]
+	// currency, "USD"; nothing is converted). Empty: none.
+	Currency string
+	Log      *slog.Logger
+	// Workspaces, if set, gives the server an agent per workspace, so
+	// that it serves every workspace the store knows: each session runs in
+	// its own workspace's agent (its file tools and commands confined to
+	// that folder), sessions are made in any known workspace (POST
+	// /v1/sessions with "workspace"), and a folder added with POST
+	// /v1/workspaces is checked by it. Nil: the server's agent runs every
+	// session, in its own workspace.
+	Workspaces Workspaces
+}
+
+// Workspaces gives a server that serves many workspaces their agents
+// (hearth serve's is loader.Agents).
+type Workspaces interface {
+	// Agent returns the agent of the workspace path ("": the server's
+	// own), as its trust now stands; an error wrapping
+	// session.ErrNotFound for a workspace the store does not know. The
+	// server does not close it.
+	Agent(ctx context.Context, path string) (*hearth.Agent, error)
+	// Check says why a folder cannot be a workspace (the filesystem
+	// root, the home directory), nil when it can.
+	Check(path string) error
+	// Override returns the trust in force for path when it is not the
+	// store's (hearth serve --trust, for the server's own workspace), and
+	// where it came from ("--trust"); "" when the store's applies.
+	Override(ctx context.Context, path string) (session.Trust, string)
 }
 
 // Server serves the API. It is an http.Handler; Close it when done.
@@ -111,6 +139,9 @@ type Server struct {
 	// by another process while listed here is created again by its next
 	// turn, empty.
 	known map[string]bool
+	// wsOf holds the workspaces of the sessions seen, which never change:
+	// a session runs in its own workspace's agent (Options.Workspaces).
+	wsOf map[string]string
 
 	// relay is the store's, when several processes share it: then remote
 	// holds mirrors of their turns (by turn id), and replies the requests
@@ -152,7 +183,7 @@ func New(a *hearth.Agent, o Options) (*Server, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{o: o, agent: a, store: a.Store(), log: o.Log, assets: o.Assets,
-		turns: map[string]*turn{}, known: map[string]bool{}}
+		turns: map[string]*turn{}, known: map[string]bool{}, wsOf: map[string]string{}}
 	if s.assets == nil {
 		s.assets = embeddedUI()
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/conversation"
 	"github.com/hearth-agent/hearth/llm"
@@ -45,20 +46,69 @@ func (s *Server) remember(ids ...string) {
 	}
 }
 
+// rememberSession notes a session seen, with its workspace.
+func (s *Server) rememberSession(se *session.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known[se.ID] = true
+	s.wsOf[se.ID] = se.Workspace
+}
+
 // exists reports whether the session exists, asking the store only about
 // sessions not seen yet (on a shared store, always).
 func (s *Server) exists(ctx context.Context, id string) error {
+	_, err := s.sessionWorkspace(ctx, id)
+	return err
+}
+
+// sessionWorkspace returns the workspace of session id, asking the store
+// only about sessions not seen yet (on a shared store, always: another
+// server may have deleted it).
+func (s *Server) sessionWorkspace(ctx context.Context, id string) (string, error) {
 	s.mu.Lock()
-	// On a shared store another server may have deleted it: ask.
-	known := s.known[id] && s.relay == nil
+	ws, seen := s.wsOf[id]
+	known := s.known[id] && seen && s.relay == nil
 	s.mu.Unlock()
 	if known {
+		return ws, nil
+	}
+	se, err := s.store.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	s.rememberSession(se)
+	return se.Workspace, nil
+}
+
+// agentOf returns the agent that runs session id: its workspace's
+// (Options.Workspaces), else the server's. It writes the error response
+// and returns nil when there is none.
+func (s *Server) agentOf(w http.ResponseWriter, ctx context.Context, id string) *hearth.Agent {
+	ws, err := s.sessionWorkspace(ctx, id)
+	if err != nil {
+		s.storeError(w, id, err)
 		return nil
 	}
-	if _, err := s.store.Get(ctx, id); err != nil {
-		return err
+	return s.agentFor(w, ctx, ws)
+}
+
+// agentFor returns the agent of workspace ws ("": the server's own), or
+// writes the error response and returns nil.
+func (s *Server) agentFor(w http.ResponseWriter, ctx context.Context, ws string) *hearth.Agent {
+	if s.o.Workspaces == nil {
+		return s.agent
 	}
-	s.remember(id)
+	a, err := s.o.Workspaces.Agent(ctx, ws)
+	switch {
+	case err == nil:
+		return a
+	case errors.Is(err, session.ErrNotFound):
+		writeError(w, http.StatusConflict, "workspace_not_known", fmt.Sprintf(
+			"workspace %s is not known to Hearth (it was removed): add it again with POST /v1/workspaces to run its sessions", ws))
+	default:
+		s.log.Error("a workspace's agent", "workspace", ws, "error", err)
+		writeError(w, http.StatusConflict, "workspace_unavailable", fmt.Sprintf("workspace %s cannot run sessions: %v", ws, err))
+	}
 	return nil
 }
 
@@ -126,16 +176,19 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]sessionJSON, 0, len(list))
-	for _, se := range list {
-		s.remember(se.ID)
+	for i, se := range list {
+		s.rememberSession(&list[i])
 		out = append(out, sessionJSON{Session: se, RunningTurn: s.runningTurn(se.ID)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
-// titleBody is the body of POST /v1/sessions.
-type titleBody struct {
+// createBody is the body of POST /v1/sessions.
+type createBody struct {
 	Title *string `json:"title"`
+	// Workspace is the folder the session works in, as GET
+	// /v1/workspaces lists it (absent: the server's own).
+	Workspace *string `json:"workspace"`
 }
 
 // patchBody is the body of PATCH /v1/sessions/{id}: what to change.
@@ -156,11 +209,31 @@ func checkTitle(w http.ResponseWriter, title string) (string, bool) {
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	var body titleBody
-	if !decodeJSON(w, r, &body, true, `{"title": "Fix the parser"}`) {
+	var body createBody
+	if !decodeJSON(w, r, &body, true, `{"title": "Fix the parser", "workspace": "/home/me/project"}`) {
 		return
 	}
-	se := session.Session{Provider: s.agent.Provider().Kind(), Model: s.agent.Model(), Workspace: s.agent.Workspace()}
+	a := s.agent
+	if body.Workspace != nil && *body.Workspace != s.agent.Workspace() && s.o.Workspaces == nil {
+		writeError(w, http.StatusBadRequest, "bad_workspace", fmt.Sprintf("this server serves one workspace, %s: leave \"workspace\" out", s.agent.Workspace()))
+		return
+	}
+	if body.Workspace != nil && strings.TrimSpace(*body.Workspace) == "" {
+		writeError(w, http.StatusBadRequest, "bad_workspace", `"workspace" is empty: give a folder as GET /v1/workspaces lists it, or leave it out for the server's own`)
+		return
+	}
+	if s.o.Workspaces != nil {
+		// The workspace's agent as its trust now stands (its provider
+		// and model are recorded with the session).
+		ws := ""
+		if body.Workspace != nil {
+			ws = *body.Workspace
+		}
+		if a = s.agentFor(w, r.Context(), ws); a == nil {
+			return
+		}
+	}
+	se := session.Session{Provider: a.Provider().Kind(), Model: a.Model(), Workspace: a.Workspace()}
 	if body.Title != nil {
 		t, ok := checkTitle(w, *body.Title)
 		if !ok {
@@ -172,7 +245,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, se.ID, err)
 		return
 	}
-	s.remember(se.ID)
+	s.rememberSession(&se)
 	w.Header().Set("Location", "/v1/sessions/"+se.ID)
 	writeJSON(w, http.StatusCreated, sessionJSON{Session: se})
 }
@@ -259,13 +332,13 @@ func (s *Server) titleSession(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &body, true, `{"model": "qwen3:4b"}`) {
 		return
 	}
-	if err := s.exists(r.Context(), id); err != nil {
-		s.storeError(w, id, err)
+	a := s.agentOf(w, r.Context(), id)
+	if a == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), titleTimeout)
 	defer cancel()
-	if _, err := s.agent.Session(id).Title(ctx, body.Model); err != nil {
+	if _, err := a.Session(id).Title(ctx, body.Model); err != nil {
 		if llm.CodeOf(err) != "" || errors.Is(err, agent.ErrNoAnswer) {
 			writeJSON(w, http.StatusBadGateway, apiError{*providerError(err)})
 			return
@@ -311,6 +384,14 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		}
 		defer unlock()
 	}
+	// The session's tools are released after s.mu (its workspace's agent
+	// may have to be found first).
+	var forget func()
+	defer func() {
+		if forget != nil {
+			forget()
+		}
+	}()
 	// Holding s.mu keeps a turn from starting while the session goes.
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -330,8 +411,19 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 	delete(s.turns, id)
 	delete(s.known, id)
-	if err := s.agent.Forget(id); err != nil {
-		s.log.Warn("releasing a deleted session's tools", "session", id, "error", err)
+	ws, seen := s.wsOf[id]
+	delete(s.wsOf, id)
+	forget = func() {
+		a := s.agent
+		if s.o.Workspaces != nil && seen {
+			var err error
+			if a, err = s.o.Workspaces.Agent(r.Context(), ws); err != nil {
+				return // its workspace is gone: so are its tools
+			}
+		}
+		if err := a.Forget(id); err != nil {
+			s.log.Warn("releasing a deleted session's tools", "session", id, "error", err)
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

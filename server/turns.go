@@ -300,7 +300,16 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "context: "+err.Error())
 		return
 	}
-	if s.agent.Model() == "" && body.Model == "" {
+	ws, err := s.sessionWorkspace(r.Context(), id)
+	if err != nil {
+		s.storeError(w, id, err)
+		return
+	}
+	a := s.agentFor(w, r.Context(), ws)
+	if a == nil {
+		return
+	}
+	if a.Model() == "" && body.Model == "" {
 		writeError(w, http.StatusBadRequest, "no_model", `no model is chosen: send "model" with the turn (GET /v1/models lists them), or start hearth serve with --model`)
 		return
 	}
@@ -337,7 +346,7 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	// Made before the turn runs, and before any handler can look for its
 	// approvals.
-	ht := s.agent.NewTurn(t.ctx, hearth.Request{SessionID: t.session, Message: body.Message, Context: ctxText,
+	ht := a.NewTurn(t.ctx, hearth.Request{SessionID: t.session, Message: body.Message, Context: ctxText,
 		Model: body.Model, ApprovalTimeout: s.o.ApprovalTimeout})
 	s.mu.Lock()
 	t.ht = ht

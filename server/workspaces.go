@@ -113,7 +113,17 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []session.Workspace{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workspaces": list})
+	// default is where sessions that name no workspace go; multiple says
+	// whether sessions may be made in the others (Options.Workspaces);
+	// default_trust, when set, is the trust in force there that is not
+	// the store's (hearth serve --trust): no one need be asked.
+	out := map[string]any{"workspaces": list, "default": s.agent.Workspace(), "multiple": s.o.Workspaces != nil}
+	if s.o.Workspaces != nil {
+		if t, from := s.o.Workspaces.Override(r.Context(), s.agent.Workspace()); t != "" {
+			out["default_trust"] = map[string]string{"trust": string(t), "source": from}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
@@ -127,6 +137,12 @@ func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
 	path, ok := workspacePath(w, *body.Path)
 	if !ok {
 		return
+	}
+	if s.o.Workspaces != nil {
+		if err := s.o.Workspaces.Check(path); err != nil {
+			writeError(w, http.StatusBadRequest, "bad_workspace", err.Error())
+			return
+		}
 	}
 	ws := session.Workspace{Path: path}
 	if !workspaceFields(w, body, &ws) {

@@ -70,15 +70,26 @@ func (s *sessionState) currentID() string {
 
 // cycleMode is shift+tab: default → auto_edit → plan → default (yolo
 // goes back to default).
+// A mode the workspace's trust does not allow is skipped (in an untrusted
+// folder: default → plan → default).
 func (m *Model) cycleMode() {
 	next := map[agent.Mode]agent.Mode{agent.ModeDefault: agent.ModeAutoEdit, agent.ModeAutoEdit: agent.ModePlan, agent.ModePlan: agent.ModeDefault, agent.ModeYolo: agent.ModeDefault}
-	m.setMode(next[m.mode])
+	mode := next[m.mode]
+	if m.agent.AllowsMode(mode) != nil {
+		mode = next[mode]
+	}
+	m.setMode(mode)
 }
 
 // setMode switches the approval mode: the session's, in the runtime, so
 // that a call waiting for approval that the new mode decides on its own is
 // answered at once (its result event then takes the prompt down).
 func (m *Model) setMode(mode agent.Mode) {
+	if err := m.agent.AllowsMode(mode); err != nil {
+		// The mode stays: an untrusted folder runs in default at most.
+		m.notice(noticeError, err.Error(), nil)
+		return
+	}
 	m.mode = mode
 	m.flash("Approval mode: " + modeLabel(mode))
 	if id := m.currentID(); id != "" {

@@ -76,13 +76,17 @@ type workspace struct {
 	agent   *hearth.Agent
 	loaded  *loader.Loaded
 	server  *server.Server
+	// agents run the sessions, each in its own workspace's agent (this
+	// one's among them), as the workspace's trust now stands: the trust
+	// the window's question sets applies to the next turn.
+	agents *loader.Agents
 }
 
 // close stops the workspace's running turns (they save what they have),
 // then closes the agent and the store.
 func (w *workspace) close() error {
 	w.server.Close()
-	return errors.Join(w.agent.Close(), w.loaded.Close())
+	return errors.Join(w.agents.Close(), w.agent.Close(), w.loaded.Close())
 }
 
 func (a *app) wctx() context.Context {
@@ -155,8 +159,11 @@ func (a *app) open(ctx context.Context, dir string) error {
 		a.fail(fmt.Errorf("opening %s: %w", dir, err))
 		return err
 	}
+	agents := loader.NewAgents(ctx, o, bot, l)
 	api, err := server.New(bot, server.Options{
-		Token: a.token,
+		Workspaces: agents,
+		Currency:   strings.TrimSpace(l.File.Pricing.Currency),
+		Token:      a.token,
 		// The web view's own scheme: wails://wails on Linux and macOS,
 		// http://wails.localhost on Windows.
 		AllowedHosts:   []string{"wails", "wails.localhost"},
@@ -166,12 +173,13 @@ func (a *app) open(ctx context.Context, dir string) error {
 		Log:            a.log,
 	})
 	if err != nil {
+		agents.Close()
 		bot.Close()
 		l.Close()
 		a.fail(fmt.Errorf("opening %s: %w", dir, err))
 		return err
 	}
-	w := &workspace{dir: bot.Workspace(), keyName: l.KeyName(), agent: bot, loaded: l, server: api}
+	w := &workspace{dir: bot.Workspace(), keyName: l.KeyName(), agent: bot, loaded: l, server: api, agents: agents}
 	a.mu.Lock()
 	old := a.ws
 	// A turn may have started while this one loaded, or the app began to

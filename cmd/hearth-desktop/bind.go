@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,9 @@ type WorkspaceInfo struct {
 	// folder; Sandbox says how, in words.
 	Confined bool   `json:"confined"`
 	Sandbox  string `json:"sandbox"`
+	// Trust is how far the folder is trusted: "trusted", "read-only" or
+	// "untrusted" (the web UI asks once, for a folder never trusted).
+	Trust string `json:"trust"`
 	// Problem is why no workspace is open ("" when one is).
 	Problem string `json:"problem,omitempty"`
 }
@@ -135,13 +139,20 @@ func (a *app) info() WorkspaceInfo {
 		}
 		return WorkspaceInfo{Problem: p}
 	}
-	mode := w.agent.Mode()
+	// The agent the next turn runs in: the workspace's trust may have
+	// changed since it opened (the window's question).
+	cur := w.agent
+	trust := w.loaded.Trust
+	if a, err := w.agents.Agent(context.Background(), w.dir); err == nil {
+		cur, trust = a, a.Trust()
+	}
+	mode := cur.Mode()
 	if mode == "" {
 		mode = agent.ModeDefault
 	}
 	var shell, edit bool
-	for _, t := range w.agent.Tools() {
-		switch k, _ := w.agent.ToolKind(t); k {
+	for _, t := range cur.Tools() {
+		switch k, _ := cur.ToolKind(t); k {
 		case tool.Execute:
 			shell = true
 		case tool.Edit:
@@ -151,10 +162,11 @@ func (a *app) info() WorkspaceInfo {
 	if mode == agent.ModePlan {
 		shell, edit = false, false
 	}
-	st := w.agent.Sandbox()
+	st := cur.Sandbox()
 	info := WorkspaceInfo{
 		Path:     w.dir,
 		Name:     filepath.Base(w.dir),
+		Trust:    string(trust),
 		Mode:     string(mode),
 		Confined: st.Active,
 		Sandbox:  st.Note,

@@ -47,7 +47,10 @@ type activity struct {
 	// refuses is set when the run cannot ask for approval: a call that
 	// needs it is refused at once.
 	refuses bool
-	mode    agent.Mode
+	// untrusted is set when the workspace is untrusted: approval modes
+	// above default need --trust trusted too.
+	untrusted bool
+	mode      agent.Mode
 	// kindOf says what a tool may do, for the flag that would allow it.
 	kindOf func(name string) (tool.Kind, bool)
 
@@ -330,8 +333,18 @@ func (v *activity) refusal(ev agent.Event) {
 	}
 }
 
-// allow says which flag would let a tool run, by what it may do.
+// allow says which flags would let a tool run, by what it may do: in an
+// untrusted workspace, --trust trusted too (modes above default need it).
 func (v *activity) allow(name string) string {
+	a := v.allowMode(name)
+	if v.untrusted {
+		a = strings.Replace(a, "rerun with --approval-mode", "rerun with --trust trusted --approval-mode", 1)
+	}
+	return a
+}
+
+// allowMode says which approval mode would let a tool run.
+func (v *activity) allowMode(name string) string {
 	k, ok := tool.Kind(0), false
 	if v.kindOf != nil {
 		k, ok = v.kindOf(name)

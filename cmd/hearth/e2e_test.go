@@ -320,7 +320,7 @@ func TestE2ECtrlCDuringTool(t *testing.T) {
 	e.srv.Enqueue("/api/chat", llmtest.OllamaStream("m", llmtest.Call("run_shell_command",
 		`{"command":"touch started; while [ ! -e release ]; do sleep 0.02; done; touch finished"}`)))
 	code, errOut := e.interrupt(func(string) bool { _, err := os.Stat(marker); return err == nil },
-		"run", "--context", "s1", "--approval-mode", "yolo", "go")
+		"run", "--context", "s1", "--approval-mode", "yolo", "--trust", "trusted", "go")
 	if code != 130 {
 		t.Errorf("exit %d %q", code, errOut)
 	}

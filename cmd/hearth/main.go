@@ -106,6 +106,7 @@ type app struct {
 	errw      *errLines
 	workspace string
 	profile   string
+	trust     string // --trust, for this run
 	// -p on the root command, with the run flags
 	prompt  string
 	rootRun runFlags
@@ -218,6 +219,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "follow the run on stderr: reasoning, each tool call and its result, token usage (the structured log is HEARTH_LOG)")
 	pf.StringVarP(&a.workspace, "workspace", "w", a.getenv("HEARTH_WORKSPACE"), "project directory the tools may touch (env HEARTH_WORKSPACE; default: the current directory)")
 	pf.StringVar(&a.profile, "profile", a.getenv("HEARTH_PROFILE"), "configured profile to run with: tools, approval mode, prompt, model (env HEARTH_PROFILE)")
+	pf.StringVar(&a.trust, "trust", "", "trust the workspace this much for this run: trusted (its .hearth/config.toml applies as yours), read-only (reading only) or untrusted (default for a folder never trusted: its config may only tighten, approval modes above default refused); `hearth workspaces trust` remembers it")
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run `PROMPT` headless and exit, as hearth run does")
 	a.addRunFlags(root, &a.rootRun)
 	a.addTUIFlags(root)
@@ -268,7 +270,7 @@ func (a *app) appOptions(mode string) (loader.Options, error) {
 	if err != nil {
 		return loader.Options{}, usageError{err}
 	}
-	return loader.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile,
+	return loader.Options{Paths: paths, Workspace: a.workspace, Mode: mode, Profile: a.profile, Trust: a.trust,
 		Provider: pf, Getenv: a.getenv, Log: a.logger(),
 		// Settings a project's config could not make, as sentences.
 		Warn: func(s string) { a.stderr().Line("hearth: " + s) }}, nil

@@ -88,7 +88,7 @@ func restoreEnv(t *testing.T) (r *runEnv, before, after map[string]string) {
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"sub/new.txt","content":"created\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Call("run_shell_command", `{"command":"rm old.txt && chmod 600 run.sh && printf out > cmd.out"}`)),
 		llmtest.OllamaStream("m", llmtest.Text("Done.")))
-	code, out, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "yolo", "change things")
+	code, out, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "yolo", "--trust", "trusted", "change things")
 	if code != 0 || out != "Done.\n" {
 		t.Fatalf("the turn: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -222,7 +222,7 @@ func twoTurns(t *testing.T) (r *runEnv, initial, first, final map[string]string)
 	r.srv.Enqueue("/api/chat",
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"one.txt","content":"1\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Text("one")))
-	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "first"); code != 0 {
+	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "--trust", "trusted", "first"); code != 0 {
 		t.Fatalf("first turn: %d %s", code, errOut)
 	}
 	first = tree(t, r.ws)
@@ -230,7 +230,7 @@ func twoTurns(t *testing.T) (r *runEnv, initial, first, final map[string]string)
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"two.txt","content":"2\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Call("edit", `{"file_path":"one.txt","old_string":"1","new_string":"uno"}`)),
 		llmtest.OllamaStream("m", llmtest.Text("two")))
-	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "second"); code != 0 {
+	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "--trust", "trusted", "second"); code != 0 {
 		t.Fatalf("second turn: %d %s", code, errOut)
 	}
 	final = tree(t, r.ws)
@@ -438,7 +438,7 @@ func TestSessionsCheckpointsOff(t *testing.T) {
 	r.srv.Enqueue("/api/chat",
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"one.txt","content":"1\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Text("one")))
-	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "first"); code != 0 {
+	if code, _, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "--trust", "trusted", "first"); code != 0 {
 		t.Fatalf("the turn: %d %s", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(r.env["HEARTH_HOME"], "checkpoints")); !os.IsNotExist(err) {
@@ -563,7 +563,7 @@ func TestRunSaysWhatCheckpointsCannotKeep(t *testing.T) {
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"one.txt","content":"1\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Call("write_file", `{"file_path":"two.txt","content":"2\n"}`)),
 		llmtest.OllamaStream("m", llmtest.Text("done")))
-	code, out, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "write")
+	code, out, errOut := r.run(t, "run", "--context", "s1", "--approval-mode", "auto_edit", "--trust", "trusted", "write")
 	const want = "hearth: checkpoints do not keep big.bin: larger than their size cap ([checkpoints] max_file_size), so an undo cannot bring it back\n"
 	if code != 0 || out != "done\n" || strings.Count(errOut, want) != 1 {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)

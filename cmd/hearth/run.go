@@ -59,7 +59,7 @@ func (f *runFlags) fromEnv(cmd *cobra.Command, getenv func(string) string) {
 // rerunFlags are the flags a command that runs a session again repeats:
 // what chose the server, model, workspace and limits. Not the prompt, the
 // session, nor --api-key (a key is not to be shown).
-var rerunFlags = []string{"provider", "base-url", "model", "tool-mode", "workspace", "profile", "approval-mode", "max-turns", "timeout", "output-format"}
+var rerunFlags = []string{"provider", "base-url", "model", "tool-mode", "workspace", "profile", "trust", "approval-mode", "max-turns", "timeout", "output-format"}
 
 // rerunCommand returns a function writing the command that runs a
 // session's unanswered message again: hearth run --context ID and the
@@ -286,6 +286,11 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 		return usageError{errors.New("no model chosen: use --model (or HEARTH_MODEL, or model in the config); `hearth models` lists them")}
 	}
 
+	if a.verbose {
+		// Headless runs never ask: say what the workspace may do.
+		a.stderr().Line(trustLine(bot.Workspace(), l))
+	}
+
 	runCtx := ctx
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
@@ -300,6 +305,7 @@ func (a *app) turn(ctx context.Context, prompt string, f runFlags) error {
 	// Nothing can answer an approval here: a call that needs one is
 	// refused, and the view says so, with the flag that would allow it.
 	out.view.refuses = true
+	out.view.untrusted = l.Trust == session.TrustUntrusted
 	out.view.mode = bot.Mode()
 	out.view.kindOf = bot.ToolKind
 	out.timeout = func(sessionID string) error {

@@ -143,7 +143,7 @@ func TestRunVerboseStripsControlSequences(t *testing.T) {
 			llmtest.Call("read_file", `{"file_path":"notes.txt"}`), llmtest.Call("read_file", "{\"file_path\":\"\u009b2Jtxt.\u202eexe\"}")),
 		llmtest.OllamaStream("m", llmtest.Text("It says \x1b[31mhello\x1b[0m."), llmtest.Usage(1600, 5)),
 		llmtest.OllamaWhole("m", llmtest.Text("Notes")))
-	code, out, errOut := r.run(t, "run", "--verbose", "--approval-mode", "yolo", "what is in notes.txt?")
+	code, out, errOut := r.run(t, "run", "--verbose", "--approval-mode", "yolo", "--trust", "trusted", "what is in notes.txt?")
 	if code != 0 || out != "It says hello.\n" {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}

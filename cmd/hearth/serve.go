@@ -18,6 +18,8 @@ import (
 	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
 	"github.com/hearth-agent/hearth/internal/envscrub"
+	"github.com/hearth-agent/hearth/internal/loader"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/server"
 	"github.com/hearth-agent/hearth/session"
 )
@@ -126,8 +128,13 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		}
 	}
 	log := o.Log
+	// Every workspace the store knows is served, each session in its
+	// own workspace's agent.
+	agents := loader.NewAgents(ctx, o, bot, l)
+	defer agents.Close()
 	api, err := server.New(bot, server.Options{Token: token, AllowedHosts: hosts, AllowedOrigins: f.allowOrigins,
-		MaxBodyBytes: f.maxBody, ProviderURL: l.ProviderConfig.BaseURL, Version: buildinfo.Version, Log: log})
+		MaxBodyBytes: f.maxBody, ProviderURL: l.ProviderConfig.BaseURL, Version: buildinfo.Version, Log: log, Workspaces: agents,
+		Currency: strings.TrimSpace(l.File.Pricing.Currency)})
 	if err != nil {
 		return usageError{err}
 	}
@@ -146,6 +153,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		mode = string(agent.ModeDefault)
 	}
 	fmt.Fprintf(w, "  tools     %s (approval mode %s)\n", strings.Join(bot.Tools(), ", "), mode)
+	fmt.Fprintf(w, "  workspace %s, %s (%s); the web UI switches to the other workspaces Hearth knows, and adds folders\n", termtext.String(bot.Workspace()), l.Trust, l.TrustSource)
 	fmt.Fprintf(w, "  token     %s\n", where)
 	fmt.Fprintf(w, "  sessions  %s\n", session.Describe(bot.Store()))
 	fmt.Fprintf(w, "Open the web UI:\n  %s/?token=%s\n", browse, url.QueryEscape(token))

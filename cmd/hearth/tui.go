@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/hearth-agent/hearth/agent"
 	"github.com/hearth-agent/hearth/internal/buildinfo"
+	"github.com/hearth-agent/hearth/internal/termtext"
+	"github.com/hearth-agent/hearth/session"
 	"github.com/hearth-agent/hearth/tui"
 )
 
@@ -69,6 +72,16 @@ func (a *app) runTUI(ctx context.Context) error {
 	// itself, and --verbose is for headless runs.
 	o.Log = nil
 	o.ApprovalMode, o.MaxTurns = f.approvalMode, f.maxTurns
+	noColor := a.getenv("NO_COLOR") != "" || a.getenv("TERM") == "dumb"
+	// A folder the user never trusted nor distrusted: ask once, before
+	// its config is read, and remember the answer.
+	o.AskTrust = func(ctx context.Context, root string) (session.Trust, error) {
+		t, err := tui.AskTrust(ctx, nil, nil, root, tui.TrustOptions{Theme: a.tui.theme, NoColor: noColor})
+		if errors.Is(err, tui.ErrTrustCancelled) {
+			return "", fmt.Errorf("no trust level chosen for %s, so Hearth did not start: run hearth again and choose one, or pass --trust", termtext.String(root))
+		}
+		return t, err
+	}
 	bot, l, err := start(ctx, o)
 	if err != nil {
 		return err
@@ -83,7 +96,7 @@ func (a *app) runTUI(ctx context.Context) error {
 		ProviderURL:  l.ProviderConfig.BaseURL,
 		SessionID:    f.session,
 		Theme:        a.tui.theme,
-		NoColor:      a.getenv("NO_COLOR") != "" || a.getenv("TERM") == "dumb",
+		NoColor:      noColor,
 		Mouse:        a.tui.mouse,
 		HistoryFile:  filepath.Join(o.Paths.DataDir, "tui_history"),
 		Version:      buildinfo.Version,

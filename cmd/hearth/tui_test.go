@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,6 +37,20 @@ func startTUI(t *testing.T, e *e2e, w, h int, args ...string) *tmuxTUI {
 // startTUIEnv is startTUI with more environment variables.
 func startTUIEnv(t *testing.T, e *e2e, w, h int, env []string, args ...string) *tmuxTUI {
 	t.Helper()
+	if !slices.Contains(args, "--trust") {
+		// Not the first-run question (TestTUIAsksTrustOnce has it):
+		// trusted, as the user who chose the approval modes here.
+		args = append([]string{"--trust", "trusted"}, args...)
+	}
+	s := openTUI(t, e, w, h, env, args...)
+	s.waitFor("the input box", func(sc string) bool { return strings.Contains(sc, "Ask anything") })
+	return s
+}
+
+// openTUI runs `hearth -m m -w WS args…` in a w×h tmux window, without
+// waiting for anything.
+func openTUI(t *testing.T, e *e2e, w, h int, env []string, args ...string) *tmuxTUI {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: the terminal UI end-to-end tests drive the binary in tmux (apt-get install tmux)")
 	}
@@ -59,7 +74,6 @@ func startTUIEnv(t *testing.T, e *e2e, w, h int, env []string, args ...string) *
 		exec.Command("tmux", "-L", s.sock, "kill-server").Run()
 		os.Remove(socket) // tmux leaves it behind
 	})
-	s.waitFor("the input box", func(sc string) bool { return strings.Contains(sc, "Ask anything") })
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,9 +42,11 @@ made after they are set. Costs are summed exactly, in micro-units
 (millionths of the currency): --json gives them so, and null for a cost
 that is unknown.
 
-Days are UTC.`,
+Days are UTC. --workspace PATH counts only the calls of that folder's
+sessions.`,
 		Example: `  hearth usage                       # by day
   hearth usage --by model --since 7d
+  hearth usage --workspace ~/src/app --by model
   hearth usage --by session --since 2026-11-01
   hearth usage --session s1 --json`,
 		Args: noArgs,
@@ -53,6 +56,19 @@ Days are UTC.`,
 				return usageError{err}
 			}
 			f := session.UsageFilter{SessionID: sessionID, Model: model}
+			if cmd.Flags().Changed("workspace") {
+				// The global --workspace, given here, names the folder
+				// whose sessions' calls to count (as the store keeps it:
+				// symlinks resolved, when it still exists).
+				ws, err := filepath.Abs(a.workspace)
+				if err != nil {
+					return usageError{fmt.Errorf("--workspace: %w", err)}
+				}
+				if real, err := filepath.EvalSymlinks(ws); err == nil {
+					ws = real
+				}
+				f.Workspace = &ws
+			}
 			if since != "" {
 				if f.Since, err = parseSince(since, time.Now()); err != nil {
 					return usageError{err}
@@ -79,7 +95,7 @@ Days are UTC.`,
 				return writeUsageJSON(a.io.out, key, currency, rows, t)
 			}
 			if len(rows) == 0 {
-				if since != "" || sessionID != "" || model != "" {
+				if since != "" || sessionID != "" || model != "" || f.Workspace != nil {
 					fmt.Fprintln(a.io.err, "No model calls recorded for this selection.")
 				} else {
 					fmt.Fprintln(a.io.err, "No model calls recorded yet.")

@@ -174,6 +174,13 @@ func TestE2EUsageCostExact(t *testing.T) {
 	if u := e.usage("--model", "other"); len(u.Rows) != 0 || u.Total.Calls != 0 {
 		t.Errorf("--model other: %+v", u)
 	}
+	// --workspace: the folder's calls only (every call here ran in e.ws).
+	if u := e.usage("--workspace", t.TempDir()); len(u.Rows) != 0 || u.Total.Calls != 0 {
+		t.Errorf("--workspace elsewhere: %+v", u)
+	}
+	if u := e.usage("--workspace", e.ws); u.Total.Cost == nil || *u.Total.Cost != want || u.Total.Calls != calls {
+		t.Errorf("--workspace %s: %+v, want %d", e.ws, u.Total, want)
+	}
 	var one string
 	for id := range sessions {
 		one = id

@@ -55,7 +55,7 @@ func TestRefusedHeadless(t *testing.T) {
 	shell := llmtest.Call("run_shell_command", `{"command":"go test ./...","description":"run the tests"}`)
 	for _, mode := range []string{"default", "auto_edit"} {
 		r.srv.Enqueue("/api/chat", reply(shell), reply(llmtest.Text("I could not run the tests.")))
-		if code, _, errOut := r.say(t, tr, "run", "--context", "s-"+mode, "--approval-mode", mode, "run the tests"); code != 0 || !strings.Contains(errOut, "--approval-mode yolo to allow commands") {
+		if code, _, errOut := r.say(t, tr, "run", "--context", "s-"+mode, "--approval-mode", mode, "--trust", "trusted", "run the tests"); code != 0 || !strings.Contains(errOut, "--approval-mode yolo to allow commands") {
 			t.Errorf("%s: exit %d %q", mode, code, errOut)
 		}
 	}
@@ -110,7 +110,7 @@ func TestVerboseToolOutput(t *testing.T) {
 		reply(llmtest.Call("read_file", `{"file_path":"missing.txt"}`)),
 		reply(llmtest.Text("Done.")))
 	tr := r.transcript()
-	code, out, errOut := r.say(t, tr, "run", "-v", "--approval-mode", "yolo", "--context", "s1", "look around")
+	code, out, errOut := r.say(t, tr, "run", "-v", "--approval-mode", "yolo", "--trust", "trusted", "--context", "s1", "look around")
 	if code != 0 || out != "Done.\n" {
 		t.Fatalf("exit %d %q\n%s", code, out, errOut)
 	}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,10 +35,17 @@ const webDir = "../../web"
 // carry a marker saying what the fake answers (see webModel):
 //
 //	go test -run TestWebUI -v ./cmd/hearth
+//	HEARTH_E2E_FILES=workspaces-switch.test.mjs go test -run 'TestWebUI$' ./cmd/hearth
 //	HEARTH_SCREENSHOTS=$PWD/docs/screenshots go test -run TestWebUI ./cmd/hearth
 //
-// With HEARTH_SCREENSHOTS it runs only e2e/screenshots.test.mjs, which
-// writes the docs' screenshots there.
+// HEARTH_E2E_FILES runs only those files of web/e2e (comma-separated
+// names). With HEARTH_SCREENSHOTS it runs only e2e/screenshots.test.mjs,
+// which writes the docs' screenshots there.
+//
+// The trust of the servers' own workspaces is chosen (untrusted, as it is
+// by default) before the tests, so that the page does not ask about it in
+// every test; workspaces-switch.test.mjs gets a server of its own, whose
+// workspace is never seen, to be asked about.
 //
 // It needs node, web/node_modules (npm ci in web) and Chromium
 // (/usr/bin/chromium, or HEARTH_CHROMIUM); it skips without them, unless
@@ -71,20 +79,38 @@ func TestWebUIOnPostgres(t *testing.T) {
 func runWebUI(t *testing.T, env []string, files []string) {
 	web, node, chromium := webPrereqs(t)
 
+	// The files to run: those given, or every one; only those named by
+	// HEARTH_E2E_FILES among them.
+	tests, _ := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs"))
+	if files != nil {
+		tests = nil
+		for _, f := range files {
+			tests = append(tests, filepath.Join(web, "e2e", f))
+		}
+	}
+	if only := os.Getenv("HEARTH_E2E_FILES"); only != "" && os.Getenv("HEARTH_SCREENSHOTS") == "" {
+		var kept []string
+		for _, name := range strings.Split(only, ",") {
+			name = strings.TrimSpace(name)
+			if i := slices.IndexFunc(tests, func(p string) bool { return filepath.Base(p) == name }); i >= 0 {
+				kept = append(kept, tests[i])
+			}
+		}
+		if len(kept) == 0 {
+			t.Skipf("HEARTH_E2E_FILES=%s names none of the files this test runs", only)
+		}
+		tests = kept
+	}
+	runs := func(name string) bool {
+		return os.Getenv("HEARTH_SCREENSHOTS") == "" && slices.ContainsFunc(tests, func(p string) bool { return filepath.Base(p) == name })
+	}
+
 	e := newE2E(t)
 	e.serveFor = 25 * time.Minute // outlives node's limit
-	// A tool that needs approval: write_file, in the default mode; the
-	// plan, with the model held to it (strict_plan).
-	cfg := "[profiles.api]\ntools = [\"read_file\", \"write_file\", \"list_directory\", \"update_plan\"]\napproval_mode = \"default\"\nstrict_plan = true\n"
-	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.AddModel(llmtest.Model{Name: "m2", Capabilities: []string{"completion", "tools", "thinking"}, ContextLength: 32768})
 	var calls atomic.Int64
-	e.srv.Respond("/api/chat", func(r llmtest.Request) (llmtest.Scenario, bool) {
-		return webModel(r, &calls), true
-	})
+	webServed(t, e, &calls)
 	s := e.serve(env)
+	chooseTrust(t, s)
 	if env != nil && !strings.Contains(strings.Join(s.out, "\n"), "sessions  PostgreSQL") {
 		t.Fatalf("the server does not keep its sessions in PostgreSQL:\n%s", strings.Join(s.out, "\n"))
 	}
@@ -98,6 +124,27 @@ func runWebUI(t *testing.T, env []string, files []string) {
 	dead.serveFor = e.serveFor
 	dead.srv.Close()
 	ds := dead.serve(nil)
+	chooseTrust(t, ds)
+
+	// A server of its own for the workspace switcher's test (in SQLite,
+	// whatever the others use): its workspace never seen, so that the page
+	// asks how far it is trusted; and a second folder to add, switch to,
+	// and run a turn in.
+	var fresh *served
+	var switchWS string
+	if runs("workspaces-switch.test.mjs") {
+		fe := newE2E(t)
+		fe.serveFor = e.serveFor
+		webServed(t, fe, &calls)
+		fresh = fe.serve(nil)
+		var err error
+		if switchWS, err = filepath.EvalSymlinks(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(switchWS, "README.md"), []byte("# the second workspace\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Every process node starts (Chromium and its helpers) inherits this
 	// mark, by which leftovers are found at the end.
@@ -118,15 +165,12 @@ func runWebUI(t *testing.T, env []string, files []string) {
 		"HEARTH_E2E_NEW_WORKSPACE="+newWS,
 		"HEARTH_E2E_DEAD_URL="+ds.base+"/?token="+ds.token,
 		"HEARTH_CHROMIUM="+chromium, "NO_COLOR=1", "FORCE_COLOR=0")
+	if fresh != nil {
+		nodeEnv = append(nodeEnv, "HEARTH_E2E_FRESH_URL="+fresh.base, "HEARTH_E2E_FRESH_TOKEN="+fresh.token,
+			"HEARTH_E2E_SWITCH_WORKSPACE="+switchWS)
+	}
 	// The files, not the directory: node 21 and later take a directory
 	// argument for a module to run.
-	tests, _ := filepath.Glob(filepath.Join(web, "e2e", "*.test.mjs"))
-	if files != nil {
-		tests = nil
-		for _, f := range files {
-			tests = append(tests, filepath.Join(web, "e2e", f))
-		}
-	}
 	if dir := os.Getenv("HEARTH_SCREENSHOTS"); dir != "" {
 		// Only the screenshots, on this fresh server: a sidebar without
 		// the other tests' sessions.
@@ -182,10 +226,47 @@ func runWebUI(t *testing.T, env []string, files []string) {
 		}
 	}
 	t.Logf("the web UI tests passed in %v", time.Since(start).Round(time.Millisecond))
-	for _, srv := range []*served{s, ds} {
+	for _, srv := range []*served{s, ds, fresh} {
+		if srv == nil {
+			continue
+		}
 		if code := srv.stop(); code != 0 {
 			t.Errorf("hearth serve exited %d after Ctrl-C", code)
 		}
+	}
+}
+
+// webServed readies e for the web UI's tests: a profile whose tools
+// include one that needs approval (write_file, in the default mode) and
+// the plan, with the model held to it (strict_plan); a second model; and
+// the scripted fake model (webModel).
+func webServed(t *testing.T, e *e2e, calls *atomic.Int64) {
+	t.Helper()
+	cfg := "[profiles.api]\ntools = [\"read_file\", \"write_file\", \"list_directory\", \"update_plan\"]\napproval_mode = \"default\"\nstrict_plan = true\n"
+	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.AddModel(llmtest.Model{Name: "m2", Capabilities: []string{"completion", "tools", "thinking"}, ContextLength: 32768})
+	e.srv.Respond("/api/chat", func(r llmtest.Request) (llmtest.Scenario, bool) {
+		return webModel(r, calls), true
+	})
+}
+
+// chooseTrust records the trust of the server's own workspace as chosen
+// (untrusted, what it is by default), so that the web UI does not ask
+// about it.
+func chooseTrust(t *testing.T, s *served) {
+	t.Helper()
+	code, body := s.call("GET", "/v1/workspaces", s.token, "")
+	var list struct {
+		Default string `json:"default"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || list.Default == "" {
+		t.Fatalf("GET /v1/workspaces: %d %s (%v): no default workspace", code, body, err)
+	}
+	req, _ := json.Marshal(map[string]string{"path": list.Default, "trust": "untrusted"})
+	if code, body := s.call("POST", "/v1/workspaces", s.token, string(req)); code != 200 && code != 201 {
+		t.Fatalf("POST /v1/workspaces %s: %d %s", req, code, body)
 	}
 }
 

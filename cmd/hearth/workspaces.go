@@ -30,13 +30,18 @@ func (a *app) workspacesCommand() *cobra.Command {
 		Long: `Every folder Hearth works in is remembered, with a name and a trust level:
 
   untrusted   the default for a folder never seen: the project's own config
-              (.hearth/config.toml) may only tighten yours
-  read-only   the agent may only read there
-  trusted     the project's config applies as your own would
+              (.hearth/config.toml) may only tighten yours, and approval
+              modes above default (auto_edit, yolo) are refused
+  read-only   the agent may only read there, whatever the approval mode:
+              no edits, and commands run in a read-only sandbox
+  trusted     the project's config applies as your own would (the hard
+              refusals and the sandbox still hold)
 
-The levels are recorded here; they are not yet enforced where effects happen
-(a later release does). Sessions belong to the folder they ran in: the list
-counts them, and the HTTP API lists them (GET /v1/sessions?workspace=PATH).`,
+Hearth enforces the level where effects happen. The terminal UI, the web UI
+and the desktop app ask once for a folder never trusted ("untrusted (default)"
+in the list until then); headless runs never ask, and --trust sets a level
+for one run. Sessions belong to the folder they ran in: the list counts them,
+and the HTTP API lists them (GET /v1/sessions?workspace=PATH).`,
 		Example: `  hearth workspaces
   hearth workspaces add ~/src/app --name app
   hearth workspaces trust ~/src/app trusted
@@ -297,7 +302,11 @@ func (a *app) workspacesListRun(ctx context.Context, asJSON bool) error {
 			if path == "" {
 				path = "(sessions recorded without a folder)"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", cell(ws.Name), ws.Trust, ws.Sessions, ws.LastUsed.Local().Format("2006-01-02 15:04"), cell(path))
+			trust := string(ws.Trust)
+			if !ws.TrustChosen {
+				trust += " (default)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", cell(ws.Name), trust, ws.Sessions, ws.LastUsed.Local().Format("2006-01-02 15:04"), cell(path))
 		}
 		return w.Flush()
 	})
@@ -310,4 +319,19 @@ func (a *app) workspacesListRun(ctx context.Context, asJSON bool) error {
 		return nil
 	}
 	return err
+}
+
+// trustLine says, for --verbose and the terminal UI, how far the workspace
+// is trusted and why: headless runs never ask.
+func trustLine(root string, l *loader.Loaded) string {
+	what := map[session.Trust]string{
+		session.TrustTrusted:   "its .hearth/config.toml applies as yours",
+		session.TrustReadOnly:  "reading only, commands in a read-only sandbox",
+		session.TrustUntrusted: "its .hearth/config.toml may only tighten yours, no approval mode above default",
+	}[l.Trust]
+	line := fmt.Sprintf("hearth: workspace %s is %s (%s): %s.", termtext.String(root), l.Trust, l.TrustSource, what)
+	if !l.TrustChosen {
+		line += " Change it with `hearth workspaces trust PATH LEVEL`, or --trust for a run."
+	}
+	return line
 }

@@ -79,6 +79,9 @@ provider = "gpu"
 model = "small"
 `
 	o, _ := setup(t, user, project, map[string]string{"HEARTH.md": "Run tests with `make test`.", "AGENTS.md": "Use tabs."})
+	// Read-only: the project's file may only tighten (as untrusted), and
+	// the approval modes above default stay the user's to choose.
+	o.Trust = "read-only"
 	a, err := start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -75,6 +75,25 @@ type Options struct {
 	// codebase_investigator (the config's [subagents.NAME] tables, or an
 	// embedding program's own).
 	SubAgents []agent.SubAgentSpec
+	// Trust is the trust level --trust gave for this run ("": the one the
+	// store remembers for the workspace, else untrusted). See trustOf.
+	Trust string
+	// Hide are more folders that neither the file tools nor commands may
+	// read or write, as secret locations are hidden (a server's other
+	// workspaces).
+	Hide []string
+	// TrustSource says where Trust came from, for messages ("": --trust,
+	// for this run).
+	TrustSource string
+	// Store, if set, is the session store to use instead of opening the
+	// one the configuration names (a server's agents share one); Close
+	// leaves it open.
+	Store session.Store
+	// AskTrust, if set, is asked for the workspace's trust when the user
+	// never chose one (and Trust is ""): the terminal UI's question. Its
+	// answer is remembered in the store. Headless runs leave it nil and
+	// never ask: the workspace is untrusted.
+	AskTrust func(ctx context.Context, root string) (session.Trust, error)
 }
 
 // Loaded is what the configuration resolved to: the Config of the agent
@@ -97,9 +116,18 @@ type Loaded struct {
 	Store session.Store
 	// Warnings are what Options.Warn was given.
 	Warnings []string
+	// Trust is the workspace's trust level, as Config.Trust enforces it;
+	// TrustSource says where it came from, as a phrase ("--trust, for
+	// this run"); TrustChosen is false when the user never chose one (the
+	// default, untrusted: a UI should ask).
+	Trust       session.Trust
+	TrustSource string
+	TrustChosen bool
 
 	// checkpointsOff says why checkpoints are off ("" when they are on).
 	checkpointsOff string
+	// ownStore: Close closes Store (Load opened it).
+	ownStore bool
 }
 
 // ConfigError is a problem the user fixes in flags, environment or config
@@ -111,7 +139,12 @@ func (e ConfigError) Unwrap() error { return e.Err }
 
 // Load resolves the configuration. Close the result when done (it holds
 // the session store).
-func Load(ctx context.Context, o Options) (*Loaded, error) {
+//
+// The workspace's trust (trustOf) is decided first, from the user's own
+// config and the store it names, before the project's config file is
+// read: a trusted project's file applies as the user's own
+// (config.LoadTrusted), any other's may only tighten (config.Load).
+func Load(ctx context.Context, o Options) (_ *Loaded, err error) {
 	o.Getenv = envscrub.Wrap(o.Getenv)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -127,12 +160,43 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	if err := checkWorkspace(ws, o.Getenv); err != nil {
 		return nil, ConfigError{err}
 	}
-	cfg, err := config.Load(o.Paths, ws)
+	root, err := WorkspaceRoot(ws)
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+	l := &Loaded{}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	user, err := config.Load(o.Paths, "")
+	if err != nil {
+		return nil, ConfigError{err}
+	}
+	switch {
+	case o.Store != nil:
+		l.Store = o.Store
+	case !o.NoStore:
+		takeSecrets(user, o.Log) // the store's password, among them
+		if l.Store, err = OpenStore(ctx, user, o.Paths, o.Getenv, o.Log); err != nil {
+			return nil, err
+		}
+		l.ownStore = true
+	}
+	if err := l.trustOf(ctx, o, root); err != nil {
+		return nil, err
+	}
+	load := config.Load
+	if l.Trust == session.TrustTrusted {
+		load = config.LoadTrusted
+	}
+	cfg, err := load(o.Paths, ws)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
 	takeSecrets(cfg, o.Log)
-	l := &Loaded{File: cfg}
+	l.File = cfg
 	l.warn(o, cfg.Warnings...)
 
 	// Profile: configured, else the mode's built-in one.
@@ -161,11 +225,23 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 	if o.MaxTurns > 0 {
 		prof.MaxTurns = o.MaxTurns
 	}
-	l.ProfileName, l.Profile = name, prof
 	mode, err := agent.ParseMode(prof.ApprovalMode)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
+	if l.Trust == session.TrustUntrusted && mode != agent.ModeDefault && mode != agent.ModePlan {
+		// An untrusted workspace runs in default at most; hearth.New
+		// refuses more.
+		if o.ApprovalMode != "" {
+			return nil, ConfigError{fmt.Errorf("approval mode %s is not available in %s, an untrusted workspace (%s): there every edit and command is asked for. "+
+				"If you trust this folder, pass --trust trusted for this run, or remember it with `hearth workspaces trust %s trusted`", mode, root, l.TrustSource, shellQuote(root))}
+		}
+		l.warn(o, fmt.Sprintf("Approval mode %s (profile %q) is not available in an untrusted workspace: Hearth asks before every edit and command here (default). "+
+			"If you trust %s, run `hearth workspaces trust %s trusted`, or pass --trust trusted for one run.", mode, name, root, shellQuote(root)))
+		mode = agent.ModeDefault
+		prof.ApprovalMode = string(mode)
+	}
+	l.ProfileName, l.Profile = name, prof
 
 	// Provider: flags over environment over the config entry.
 	pc, err := l.resolveProvider(o, prof)
@@ -235,11 +311,11 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 			// The user's secret locations and Hearth's own config and
 			// data are neither read by the file tools nor visible to
 			// commands.
-			Secrets:  cfg.SecretLocations(prof),
+			Secrets:  append(cfg.SecretLocations(prof), o.Hide...),
 			ReadOnly: prof.ReadOnlyDirs,
 			Home:     home,
 		},
-		SubAgents: subs, Getenv: o.Getenv, Logger: o.Log,
+		SubAgents: subs, Getenv: o.Getenv, Logger: o.Log, Trust: l.Trust,
 	}
 	if len(cfg.MCPServers) > 0 && !o.NoMCP {
 		l.Config.MCPServers = MCPServers(cfg.MCPServers)
@@ -258,10 +334,7 @@ func Load(ctx context.Context, o Options) (*Loaded, error) {
 		return nil, ConfigError{err}
 	}
 	l.checkpoints(o, cfg, wsp.Root())
-	if !o.NoStore {
-		if l.Store, err = OpenStore(ctx, cfg, o.Paths, o.Getenv, o.Log); err != nil {
-			return nil, err
-		}
+	if l.Store != nil {
 		l.Config.Store = l.Store
 	}
 	return l, nil
@@ -354,9 +427,9 @@ func Start(ctx context.Context, o Options) (*hearth.Agent, *Loaded, error) {
 	return bot, l, nil
 }
 
-// Close closes the session store.
+// Close closes the session store, if Load opened it.
 func (l *Loaded) Close() error {
-	if l.Store != nil {
+	if l.Store != nil && l.ownStore {
 		return l.Store.Close()
 	}
 	return nil
@@ -510,6 +583,12 @@ func thinkOf(s string) *llm.Think {
 		return &llm.Think{Enabled: true, Level: s}
 	}
 	return nil
+}
+
+// CheckWorkspace says why a folder cannot be a workspace (nil when it
+// can): see checkWorkspace.
+func CheckWorkspace(ws string, getenv func(string) string) error {
+	return checkWorkspace(ws, envscrub.Wrap(getenv))
 }
 
 // checkWorkspace refuses a workspace that is the filesystem root, the home

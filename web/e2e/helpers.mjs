@@ -6,6 +6,12 @@
 //   HEARTH_E2E_URL        the server's base URL (http://127.0.0.1:PORT)
 //   HEARTH_E2E_TOKEN      its API token
 //   HEARTH_E2E_WORKSPACE  the agent's workspace directory
+//   HEARTH_E2E_NEW_WORKSPACE  a folder for workspaces.test.mjs to add
+//   HEARTH_E2E_FRESH_URL, HEARTH_E2E_FRESH_TOKEN  a server of its own for
+//                         workspaces-switch.test.mjs, whose workspace was
+//                         never seen (the others' trust is chosen before
+//                         the tests, so that the page asks nothing)
+//   HEARTH_E2E_SWITCH_WORKSPACE  a folder for it to add and switch to
 //   HEARTH_CHROMIUM       the Chromium binary (default /usr/bin/chromium)
 //   HEARTH_SCREENSHOTS    when set, a directory for the docs' screenshots
 //
@@ -64,7 +70,7 @@ export function uid() {
  * open opens the web UI in a fresh browser context (its own storage), as the
  * address `hearth serve` prints: /?token=…. It waits for the message box.
  */
-export async function open(browser, { viewport = { width: 1280, height: 800 }, token = TOKEN, path = '/', ready = true, route } = {}) {
+export async function open(browser, { viewport = { width: 1280, height: 800 }, base = BASE_URL, token = TOKEN, path = '/', ready = true, route } = {}) {
   const context = await browser.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
   context.setDefaultTimeout(WAIT);
   if (route) await route(context); // requests to answer or refuse before the page loads
@@ -73,7 +79,7 @@ export async function open(browser, { viewport = { width: 1280, height: 800 }, t
   page.on('console', (msg) => {
     if (msg.type() === 'error') console.error(`[console] ${msg.text()}`);
   });
-  await page.goto(`${BASE_URL}${path}?token=${encodeURIComponent(token)}`);
+  await page.goto(`${base}${path}?token=${encodeURIComponent(token)}`);
   if (ready) await messageBox(page).waitFor();
   return page;
 }
@@ -199,11 +205,11 @@ export async function hasAttr(locator, name, want, timeout = WAIT) {
   }, () => `${locator} to have ${name}=${JSON.stringify(want)}; it has ${JSON.stringify(got)}`, timeout);
 }
 
-/** api calls the server's API with the token. */
-export async function api(method, path, body) {
-  const res = await fetch(`${BASE_URL}${path}`, {
+/** api calls the server's API with the token (another server's, with base and token). */
+export async function api(method, path, body, { base = BASE_URL, token = TOKEN } = {}) {
+  const res = await fetch(`${base}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${TOKEN}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();

@@ -1,9 +1,10 @@
 // Workspaces: the list, adding a folder by its path (and a bad path refused
-// with the server's message), the sessions of one workspace; and the cost
-// of a session, unknown when its model has no price.
+// with the server's message), switching to it; and the cost of a session,
+// unknown when its model has no price. (workspaces-switch.test.mjs asks
+// about trust, and runs sessions in two workspaces.)
 import { after, before, test } from 'node:test';
 import {
-  api, assert, hasText, idle, launch, newChat, open, send, sessionId, sessionItem, uid, until, WORKSPACE,
+  api, assert, hasAttr, hasText, idle, launch, newChat, open, send, sessionId, sessionItem, uid, until, WORKSPACE,
 } from './helpers.mjs';
 
 // A folder the Go side made for this test (with a file notes.txt in it),
@@ -46,7 +47,7 @@ test('a workspace is added through the form, listed, and a bad path is refused w
   const name = `Docs ${uid()}`;
   await path.fill(NEW_WORKSPACE);
   await form.getByRole('textbox', { name: 'Name' }).fill(name);
-  await form.getByRole('combobox', { name: 'Trust' }).selectOption('read-only');
+  await form.getByRole('radio', { name: 'Read-only' }).check();
   await add.click();
   await error.waitFor({ state: 'hidden' });
   const row = view.locator(`tr[data-path="${NEW_WORKSPACE}"]`);
@@ -58,19 +59,30 @@ test('a workspace is added through the form, listed, and a bad path is refused w
   assert.ok(listed, `GET /v1/workspaces lists ${NEW_WORKSPACE}`);
   assert.equal(listed.name, name);
   assert.equal(listed.trust, 'read-only');
+  assert.equal(listed.trust_chosen, true);
+  await hasText(page.locator('[data-testid="workspace-added"]'), 'read-only');
 
   // It stays listed after a reload.
   await page.reload();
   const again = await openWorkspaces(page);
   await hasText(again.locator(`tr[data-path="${NEW_WORKSPACE}"]`), name);
 
-  // Its sessions: none; every workspace's again after.
-  await again.locator(`tr[data-path="${NEW_WORKSPACE}"]`).getByRole('button', { name: 'Show its sessions' }).click();
-  const filter = page.locator('[data-testid="workspace-filter"]');
-  await hasText(filter, NEW_WORKSPACE);
+  // Switched to: the switcher and the header name it, with its trust (chosen:
+  // nothing asked); its sessions, none. Back to the server's own.
+  await again.locator(`tr[data-path="${NEW_WORKSPACE}"]`).getByRole('button', { name: 'Switch to it' }).click();
+  await again.waitFor({ state: 'detached' });
+  const switcher = page.getByRole('combobox', { name: 'Workspace' });
+  await until(async () => (await switcher.inputValue()) === NEW_WORKSPACE, 'the switcher shows the folder switched to');
+  const header = page.locator('[data-testid="current-workspace"]');
+  await hasText(header, name);
+  await hasText(header, 'Read-only');
+  await hasAttr(page.locator('[data-testid="workspace-trust"]'), 'data-chosen', 'true');
   await hasText(page.locator('.session-list'), 'No sessions yet.');
-  await filter.getByRole('button', { name: 'all workspaces' }).click();
-  await filter.waitFor({ state: 'hidden' });
+  assert.equal(await page.getByRole('dialog').count(), 0, 'nothing is asked about a folder whose trust was chosen');
+  const def = (await api('GET', '/v1/workspaces')).body.default;
+  await switcher.selectOption(def);
+  await hasText(page.locator('[data-testid="workspace-switcher"]'), def);
+  await until(async () => !(await header.textContent()).includes(name), 'the header names the server\'s own workspace again');
   await page.context().close();
 });
 
@@ -86,9 +98,10 @@ test('the server\'s workspace lists its sessions, and a session without a price 
   const view = await openWorkspaces(page);
   const row = view.locator('tr').filter({ has: page.locator('code', { hasText: WORKSPACE }) });
   await until(async () => (await row.count()) > 0, `the server's workspace ${WORKSPACE} is listed`);
-  await row.first().getByRole('button', { name: 'Show its sessions' }).click();
+  // It is the current workspace, whose sessions the sidebar lists.
+  await hasAttr(row.first().getByRole('button', { name: 'Current workspace' }), 'aria-pressed', 'true');
   await sessionItem(page, id).waitFor();
-  await hasText(page.locator('[data-testid="workspace-filter"]'), WORKSPACE);
+  await hasText(page.locator('[data-testid="workspace-switcher"]'), WORKSPACE);
 
   // The usage view: the cost is unknown, never 0.
   await page.getByRole('button', { name: 'Usage', exact: true }).click();

@@ -8,15 +8,18 @@ import { PlanPanel } from './components/PlanPanel'
 import { MessageActions, RestoreDialog, RestoreNote, type RestoreAction, type RestoreDone } from './components/Restore'
 import { SettingsDialog } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
+import { TrustDialog } from './components/Trust'
 import { UsageView } from './components/UsageView'
+import { WorkspaceSwitcher } from './components/WorkspaceSwitcher'
 import { WorkspacesView } from './components/WorkspacesView'
 import { formatCost, hasCalls } from './cost'
 import { entries, entrySeq, lastUserSeq, turnSeqs, withCheckpoints, type Entry, type TurnSeqs } from './history'
 import { currentPlan, planAnnouncement, planOfSession, type PlanSteps } from './plan'
 import { useSettings, useTheme } from './settings'
-import type { Checkpoint, Health, ModelInfo, RestoreInfo, Session } from './types'
+import type { Checkpoint, Health, ModelInfo, RestoreInfo, Session, TrustLevel, Workspace, WorkspaceList } from './types'
 import { useTurns } from './useTurns'
 import { desktop, metaToken, onDesktop, openLinksOutside, type WorkspaceInfo } from './desktop'
+import { askTrust, currentWorkspace, savedWorkspace, sessionsFilter, switcherOptions, upsertWorkspace } from './workspaces'
 
 /**
  * takeToken reads the token the desktop app put in the page, else the one in
@@ -84,8 +87,12 @@ export function App() {
   const [models, setModels] = useState<ModelInfo[]>([])
   const [defaultModel, setDefaultModel] = useState('')
   const [view, setView] = useState<'chat' | 'usage' | 'workspaces'>('chat')
-  // The workspace whose sessions the list shows (undefined: every one's).
+  // The workspace the workspaces view chose to list the sessions of
+  // (undefined: none chose; see sessionsFilter).
   const [wsFilter, setWsFilter] = useState<string>()
+  // On a server of many workspaces: every workspace's sessions are listed,
+  // not only the current one's.
+  const [allSessions, setAllSessions] = useState(false)
   const [showSettings, setShowSettings] = useState(false)
   const [drawer, setDrawer] = useState(false)
   const narrow = useMedia('(max-width: 719px)')
@@ -114,15 +121,55 @@ export function App() {
     if (unauthorized(err)) setAuthError(true)
   }, [])
 
+  // The workspaces the server knows, its own, and whether it serves the
+  // others (then the sidebar switches between them; the desktop app opens
+  // one folder at a time with its own chooser). The session list waits for
+  // them (wsReady), to list the current workspace's sessions only.
+  const [wsList, setWsList] = useState<WorkspaceList>()
+  const [wsReady, setWsReady] = useState(false)
+  // Bumped when the page changed a workspace: the workspaces view reads them again.
+  const [wsVersion, setWsVersion] = useState(0)
+  const loadWorkspaces = useCallback(
+    async (signal?: AbortSignal) => {
+      if (!client) return
+      try {
+        setWsList(await client.workspaces(signal))
+      } catch (err) {
+        if (signal?.aborted) return
+        fail(err) // an older server without workspaces: every session is listed
+      }
+      setWsReady(true)
+    },
+    [client, fail],
+  )
+  useEffect(() => {
+    const ac = new AbortController()
+    void loadWorkspaces(ac.signal)
+    return () => ac.abort()
+  }, [loadWorkspaces])
+  const multiple = !!wsList?.multiple && !desktop()
+  const wsDefault = wsList?.default ?? ''
+  const wsOptions = useMemo(() => (multiple ? switcherOptions(wsList?.workspaces ?? [], wsDefault, wsList?.default_trust) : []), [multiple, wsList, wsDefault])
+  const currentPath = multiple ? currentWorkspace(settings.workspace, wsOptions, wsDefault) : undefined
+  const currentWs = wsOptions.find((w) => w.path === currentPath)
+  // The folder whose trust the page asks about: the current workspace, or
+  // in the desktop app the folder it has open.
+  const deskPath = desktop() ? workspace?.path : undefined
+  const askWs = useMemo(
+    () => (multiple ? currentWs : deskPath && wsList ? switcherOptions(wsList.workspaces ?? [], deskPath)[0] : undefined),
+    [multiple, currentWs, deskPath, wsList],
+  )
+  const listWorkspace = sessionsFilter({ multiple, current: currentPath, all: allSessions, filter: wsFilter })
+
   // The session list, searched as the user types. Only the latest
   // request's answer is shown: answers may come back out of order.
   const listSeq = useRef(0)
   const refreshList = useCallback(
     async (q = query) => {
-      if (!client) return
+      if (!client || !wsReady) return
       const seq = ++listSeq.current
       try {
-        const r = await client.sessions(q.trim(), undefined, showArchived, wsFilter)
+        const r = await client.sessions(q.trim(), undefined, showArchived, listWorkspace)
         if (seq !== listSeq.current) return
         setSessions(r.sessions ?? [])
         setListError(undefined)
@@ -132,7 +179,7 @@ export function App() {
         setListError((err as Error).message)
       }
     },
-    [client, query, fail, showArchived, wsFilter],
+    [client, query, fail, showArchived, listWorkspace, wsReady],
   )
   useEffect(() => {
     const t = setTimeout(() => void refreshList(query), query ? 200 : 0)
@@ -373,6 +420,66 @@ export function App() {
     }
   }, [lastTurn])
 
+  // The workspace of the open session, when known.
+  const openWorkspace = (() => {
+    if (!activeId) return undefined
+    const s = sessions.find((x) => x.id === activeId) ?? (loaded?.id === activeId ? loaded : undefined)
+    return s ? (s.workspace ?? '') : undefined
+  })()
+
+  // Switching to another workspace lists its sessions and makes new chats
+  // there; the open session stays open only if it is one of them. The
+  // choice is kept for the next load ("" for the server's own).
+  const switchWorkspace = (path: string) => {
+    setSettings({ workspace: savedWorkspace(path, wsDefault) })
+    if (path !== currentPath) setSessions([])
+    setWsFilter(undefined)
+    setAllSessions(false)
+    if (activeId && openWorkspace !== path) navigate(undefined)
+    else setView('chat')
+  }
+  // An open session of another known workspace (opened by its address, or
+  // from every workspace's list) makes that workspace the current one: the
+  // page shows where the open chat runs, and a new chat goes there too.
+  useEffect(() => {
+    if (!multiple || !loaded || loaded.id !== activeId) return
+    const ws = loaded.workspace ?? ''
+    if (ws !== currentPath && wsOptions.some((w) => w.path === ws)) setSettings({ workspace: savedWorkspace(ws, wsDefault) })
+  }, [multiple, loaded, activeId, currentPath, wsOptions, wsDefault, setSettings])
+
+  // Whether the user trusts the current workspace's folder: asked once a
+  // page load when it was never chosen (after the switcher has rested on
+  // it a moment, so that stepping through the list with the keyboard does
+  // not ask about each), or when its trust badge is pressed.
+  const asked = useRef(new Set<string>())
+  const [trustFor, setTrustFor] = useState<Workspace>()
+  useEffect(() => {
+    if (trustFor || !askTrust(askWs, asked.current)) return
+    const t = setTimeout(() => {
+      asked.current.add(askWs!.path)
+      setTrustFor(askWs)
+    }, 300)
+    return () => clearTimeout(t)
+  }, [askWs, trustFor])
+  const saveTrust = async (path: string, trust: TrustLevel) => {
+    if (!client) return
+    try {
+      const ws = await client.addWorkspace({ path, trust })
+      setWsList((l) => (l ? { ...l, workspaces: upsertWorkspace(l.workspaces ?? [], ws) } : l))
+    } catch (err) {
+      fail(err)
+      throw err // shown in the dialog
+    }
+    setTrustFor(undefined)
+    setWsVersion((n) => n + 1)
+    void loadWorkspaces()
+    // The desktop app says what the folder now allows.
+    void desktop()
+      ?.Workspace()
+      .then(setWorkspace)
+      .catch(() => {})
+  }
+
   // A new session is made when its first message is sent.
   const creating = useRef(false)
   const send = async (text: string) => {
@@ -382,9 +489,11 @@ export function App() {
     if (!id) {
       creating.current = true
       try {
-        const s = await client.createSession()
+        // In the current workspace (on a server of many).
+        const s = await client.createSession(undefined, currentPath)
         id = s.id
         setSessions((list) => [s, ...list])
+        if (multiple) void loadWorkspaces() // its count, and the server's own listed from its first session
         // Not navigate(): the session is new and empty, nothing to load.
         history_.pushState(null, '', `/s/${encodeURIComponent(id)}`)
         skipLoad.current = id
@@ -526,7 +635,24 @@ export function App() {
         onAllWorkspaces={() => {
           setSessions([])
           setWsFilter(undefined)
+          setAllSessions(true)
         }}
+        top={
+          multiple && currentPath !== undefined ? (
+            <WorkspaceSwitcher options={wsOptions} current={currentPath} def={wsDefault} onSwitch={switchWorkspace} onTrust={() => setTrustFor(currentWs)} />
+          ) : undefined
+        }
+        allWorkspaces={multiple ? allSessions && wsFilter === undefined : undefined}
+        onAllWorkspacesToggle={
+          multiple
+            ? (all) => {
+                setSessions([])
+                setWsFilter(undefined)
+                setAllSessions(all)
+              }
+            : undefined
+        }
+        workspaceName={(path) => wsOptions.find((w) => w.path === path)?.name ?? (path ? path.split('/').pop() || path : 'unknown')}
       />
       {drawer && <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
       <Announcer turn={current} />
@@ -544,6 +670,7 @@ export function App() {
           title={title}
           workspace={workspace}
           onChooseWorkspace={desktop() ? () => void chooseWorkspace() : undefined}
+          served={currentWs}
         />
         {workspaceError && (
           <p role="alert" className="turn-error">
@@ -576,8 +703,13 @@ export function App() {
             onSelect={(path) => {
               setSessions([])
               setWsFilter(path)
+              setAllSessions(path === undefined)
             }}
             onClose={() => setView('chat')}
+            current={multiple ? currentPath : undefined}
+            onSwitch={multiple ? switchWorkspace : undefined}
+            onChanged={() => void loadWorkspaces()}
+            version={wsVersion}
           />
         ) : (
           <>
@@ -734,6 +866,9 @@ export function App() {
       </main>
       {restoreAction && client && activeId && (
         <RestoreDialog client={client} sessionId={activeId} action={restoreAction} onDone={restored} onClose={() => setRestoreAction(undefined)} />
+      )}
+      {trustFor && (
+        <TrustDialog key={trustFor.path} workspace={trustFor} onSave={(level) => saveTrust(trustFor.path, level)} onClose={() => setTrustFor(undefined)} />
       )}
       {showSettings && (
         <SettingsDialog settings={settings} onChange={setSettings} onClose={() => setShowSettings(false)} health={health} app={desktop()} workspace={workspace} />

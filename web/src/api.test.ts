@@ -367,6 +367,35 @@ describe('Client: calls and errors', () => {
     expect(calls[0].headers.get('Content-Type')).toBe('application/json')
   })
 
+  it.each<[string, Parameters<Client['createSession']>, Record<string, string>]>([
+    ['nothing', [], {}],
+    ['a title', ['Fix it'], { title: 'Fix it' }],
+    ['a workspace', [undefined, '/home/me/site'], { workspace: '/home/me/site' }],
+    ['both', ['Fix it', '/home/me/site'], { title: 'Fix it', workspace: '/home/me/site' }],
+  ])('createSession with %s sends it', async (_, args, want) => {
+    const { c, calls } = client(() => json(201, { id: 's-1' }))
+    await c.createSession(...args)
+    expect(calls.map((x) => [x.method, x.url, JSON.parse(x.body!)])).toEqual([['POST', '/v1/sessions', want]])
+  })
+
+  it('sessions names the workspace, "" too', async () => {
+    const { c, calls } = client(() => json(200, { sessions: [] }))
+    await c.sessions('', undefined, false, '/home/me/site')
+    await c.sessions('', undefined, false, '')
+    await c.sessions()
+    expect(calls.map((x) => new URL(x.url, 'http://h').searchParams.get('workspace'))).toEqual(['/home/me/site', '', null])
+  })
+
+  it('workspace calls send their bodies and name the workspace in the query', async () => {
+    const { c, calls } = client(() => json(200, { path: '/p' }))
+    await c.addWorkspace({ path: '/home/me/a b', trust: 'read-only' })
+    await c.patchWorkspace('/home/me/a b', { trust: 'trusted' })
+    expect(calls.map((x) => [x.method, x.url, x.body && JSON.parse(x.body)])).toEqual([
+      ['POST', '/v1/workspaces', { path: '/home/me/a b', trust: 'read-only' }],
+      ['PATCH', '/v1/workspaces?path=%2Fhome%2Fme%2Fa+b', { trust: 'trusted' }],
+    ])
+  })
+
   it('a restore_conflict carries the paths it names', async () => {
     const { c } = client(() => json(409, { error: { code: 'restore_conflict', message: 'would overwrite', paths: ['a.txt', 'b/c.txt'] } }))
     const err = await c.undo('s-1').catch((e) => e)

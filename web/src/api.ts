@@ -18,6 +18,7 @@ import type {
   SessionDetail,
   Usage,
   Workspace,
+  WorkspaceList,
 } from './types'
 
 /** APIError is a failed API call: the server's code and message. */
@@ -107,8 +108,12 @@ export class Client {
     return this.json(`/v1/sessions?${params}`, { signal })
   }
 
-  createSession(title?: string): Promise<Session> {
-    return this.json('/v1/sessions', { method: 'POST', body: JSON.stringify(title ? { title } : {}) })
+  /** Makes a session, in workspace (a known one's path; absent: the server's own). */
+  createSession(title?: string, workspace?: string): Promise<Session> {
+    const body: { title?: string; workspace?: string } = {}
+    if (title) body.title = title
+    if (workspace !== undefined) body.workspace = workspace
+    return this.json('/v1/sessions', { method: 'POST', body: JSON.stringify(body) })
   }
 
   session(id: string, signal?: AbortSignal): Promise<SessionDetail> {
@@ -190,8 +195,8 @@ export class Client {
     return this.json(`/v1/usage?${params}`)
   }
 
-  /** The workspaces the store knows, most recently used first. */
-  workspaces(signal?: AbortSignal): Promise<{ workspaces: Workspace[] }> {
+  /** The workspaces the store knows, most recently used first; the server's own; whether it serves the others. */
+  workspaces(signal?: AbortSignal): Promise<WorkspaceList> {
     return this.json('/v1/workspaces', { signal })
   }
 

@@ -67,6 +67,7 @@ describe('trustText', () => {
     [{ ...base, confined: false }, 'edits ask first, commands ask first, NOT confined by the system'],
     [{ ...base, commands: 'allowed', edits: 'allowed', mode: 'yolo' }, 'edits without asking, commands run without asking, confined to this folder'],
     [{ ...base, commands: 'never', edits: 'never', mode: 'plan' }, 'read only, no commands'],
+    [{ ...base, edits: 'never', trust: 'read-only' }, 'read only, commands ask first, confined to this folder; the folder is read-only'],
   ] as [WorkspaceInfo, string][])('%o', (w, want) => {
     expect(trustText(w)).toBe(want)
   })

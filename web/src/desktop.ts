@@ -15,6 +15,8 @@ export interface WorkspaceInfo {
   /** The operating system confines commands to the folder. */
   confined: boolean
   sandbox: string
+  /** How far the folder is trusted: trusted, read-only or untrusted (absent from an older app). */
+  trust?: string
   problem?: string
 }
 
@@ -65,7 +67,8 @@ export function trustText(w: WorkspaceInfo): string {
   const commands = { ask: 'commands ask first', allowed: 'commands run without asking', never: 'no commands' }[w.commands]
   const edits = { ask: 'edits ask first', allowed: 'edits without asking', never: 'read only' }[w.edits]
   const confined = w.commands === 'never' ? '' : w.confined ? ', confined to this folder' : ', NOT confined by the system'
-  return `${edits}, ${commands}${confined}`
+  const trust = w.trust ? `; the folder is ${w.trust}` : ''
+  return `${edits}, ${commands}${confined}${trust}`
 }
 
 /**

@@ -2,7 +2,7 @@ import { act, renderHook } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadSettings, useSettings, type Settings } from './settings'
 
-const defaults: Settings = { theme: 'system', keepThinkingOpen: false, model: '' }
+const defaults: Settings = { theme: 'system', keepThinkingOpen: false, model: '', workspace: '' }
 
 function storage(value: string | null | (() => never)): Storage {
   return {
@@ -29,7 +29,8 @@ describe('loadSettings', () => {
     ['a string', '"dark"', defaults],
     ['an array', '["dark"]', defaults],
     ['an empty object', '{}', defaults],
-    ['all good', '{"theme":"dark","keepThinkingOpen":true,"model":"qwen3:4b"}', { theme: 'dark', keepThinkingOpen: true, model: 'qwen3:4b' }],
+    ['all good', '{"theme":"dark","keepThinkingOpen":true,"model":"qwen3:4b","workspace":"/home/me/site"}', { theme: 'dark', keepThinkingOpen: true, model: 'qwen3:4b', workspace: '/home/me/site' }],
+    ['a workspace of the wrong type', '{"workspace":["/home/me/site"]}', defaults],
     ['light', '{"theme":"light"}', { ...defaults, theme: 'light' }],
     ['an unknown theme', '{"theme":"solarized"}', defaults],
     ['a theme of the wrong type', '{"theme":1}', defaults],
@@ -42,7 +43,7 @@ describe('loadSettings', () => {
   it.each(cases)('%s', (_, value, want) => {
     const got = loadSettings(storage(value))
     expect(got).toEqual(want)
-    expect(Object.keys(got).sort()).toEqual(['keepThinkingOpen', 'model', 'theme'])
+    expect(Object.keys(got).sort()).toEqual(['keepThinkingOpen', 'model', 'theme', 'workspace'])
   })
 
   it('gives a fresh object each time', () => {
@@ -68,5 +69,7 @@ describe('useSettings', () => {
     expect(result.current[0]).toEqual({ ...defaults, keepThinkingOpen: true })
     act(() => result.current[1]({ theme: 'dark' }))
     expect(loadSettings()).toEqual({ ...defaults, keepThinkingOpen: true, theme: 'dark' })
+    act(() => result.current[1]({ workspace: '/home/me/site' }))
+    expect(loadSettings()).toEqual({ ...defaults, keepThinkingOpen: true, theme: 'dark', workspace: '/home/me/site' })
   })
 })

@@ -1,5 +1,6 @@
-// The page's own settings, kept in localStorage: the theme and whether the
-// thinking panel stays open once the answer starts.
+// The page's own settings, kept in localStorage: the theme, whether the
+// thinking panel stays open once the answer starts, the model, and the
+// workspace chosen in the switcher.
 
 import { useCallback, useEffect, useState } from 'react'
 
@@ -12,10 +13,15 @@ export interface Settings {
   keepThinkingOpen: boolean
   /** The model turns are sent with; "" means the server's default. */
   model: string
+  /**
+   * The workspace chosen in the switcher, by its path; "" means the
+   * server's own (its default), whichever folder that is.
+   */
+  workspace: string
 }
 
 const key = 'hearth.settings'
-const defaults: Settings = { theme: 'system', keepThinkingOpen: false, model: '' }
+const defaults: Settings = { theme: 'system', keepThinkingOpen: false, model: '', workspace: '' }
 
 /** loadSettings reads the saved settings, falling back to the defaults. */
 export function loadSettings(storage: Storage | undefined = globalThis.localStorage): Settings {
@@ -26,6 +32,7 @@ export function loadSettings(storage: Storage | undefined = globalThis.localStor
       theme,
       keepThinkingOpen: saved.keepThinkingOpen === true,
       model: typeof saved.model === 'string' ? saved.model : '',
+      workspace: typeof saved.workspace === 'string' ? saved.workspace : '',
     }
   } catch {
     return { ...defaults }

@@ -93,10 +93,29 @@ export interface Workspace {
   /** Absolute, symlinks resolved; "" is the unknown workspace. */
   path: string
   name: string
-  trust: 'untrusted' | 'read-only' | 'trusted'
+  trust: TrustLevel
+  /**
+   * Whether the user chose the trust (false: untrusted by default, and a UI
+   * should ask once; absent from an older server).
+   */
+  trust_chosen?: boolean
   created_at: string
   last_used: string
   sessions: number
+}
+
+/** How far Hearth trusts a workspace's folder (see trustLevels in workspaces.ts). */
+export type TrustLevel = 'untrusted' | 'read-only' | 'trusted'
+
+/** GET /v1/workspaces. */
+export interface WorkspaceList {
+  workspaces: Workspace[]
+  /** The server's own workspace: where sessions that name none go (absent from an older server). */
+  default?: string
+  /** Whether sessions may be made in the other workspaces (absent from an older server: no). */
+  multiple?: boolean
+  /** The trust in force in the server's own workspace when it is not the store's (hearth serve --trust). */
+  default_trust?: { trust: TrustLevel; source: string }
 }
 
 /** A tool call inside a stored assistant message. */

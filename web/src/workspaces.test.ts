@@ -1,6 +1,21 @@
 import { describe, expect, it } from 'vitest'
 import type { Workspace } from './types'
-import { addBody, addFormReducer, emptyForm, upsertWorkspace, workspaceLabel } from './workspaces'
+import {
+  addBody,
+  addFormReducer,
+  askTrust,
+  currentWorkspace,
+  emptyForm,
+  optionLabel,
+  savedWorkspace,
+  sessionsFilter,
+  switcherOptions,
+  trustLabel,
+  trustLevels,
+  trustText,
+  upsertWorkspace,
+  workspaceLabel,
+} from './workspaces'
 
 const ws = (path: string, last_used: string, extra: Partial<Workspace> = {}): Workspace => ({
   path,
@@ -68,5 +83,147 @@ describe('addFormReducer', () => {
   it('sends the name only when given', () => {
     expect(addBody({ ...emptyForm, path: '/p', name: '  ' })).toEqual({ path: '/p' })
     expect(addBody({ ...emptyForm, path: '/p', name: ' Mine ' })).toEqual({ path: '/p', name: 'Mine' })
+  })
+})
+
+describe('switcherOptions', () => {
+  const cases: [string, Workspace[], string | undefined, [string, boolean | undefined][]][] = [
+    ['nothing known, no default', [], undefined, []],
+    ['nothing known: the default, untrusted and never chosen', [], '/srv/home-site', [['/srv/home-site', false]]],
+    [
+      'the default listed is not added twice, and comes first',
+      [ws('/a/zeta', '2025-06-03T00:00:00Z', { trust_chosen: true }), ws('/srv/site', '2025-06-01T00:00:00Z', { trust_chosen: true })],
+      '/srv/site',
+      [
+        ['/srv/site', true],
+        ['/a/zeta', true],
+      ],
+    ],
+    [
+      'the unknown workspace is never offered; the others by name',
+      [ws('', '2025-06-05T00:00:00Z'), ws('/b/beta', '2025-06-04T00:00:00Z'), ws('/a/alpha', '2025-06-01T00:00:00Z')],
+      '/srv/site',
+      [
+        ['/srv/site', false],
+        ['/a/alpha', undefined],
+        ['/b/beta', undefined],
+      ],
+    ],
+  ]
+  it.each(cases)('%s', (_, list, def, want) => {
+    const got = switcherOptions(list, def)
+    expect(got.map((w) => [w.path, w.trust_chosen])).toEqual(want)
+    expect(got.every((w) => w.trust)).toBe(true)
+  })
+  it('names the unlisted default by its folder and leaves the list alone', () => {
+    const list = [ws('/a/alpha', '2025-06-01T00:00:00Z')]
+    const got = switcherOptions(list, '/home/me/project')
+    expect(got[0]).toMatchObject({ path: '/home/me/project', name: 'project', trust: 'untrusted', trust_chosen: false })
+    expect(list).toHaveLength(1)
+  })
+  it("shows the trust the server runs its own workspace with (--trust), and asks nothing there", () => {
+    const list = [ws('/srv/site', '2025-06-01T00:00:00Z', { trust_chosen: false }), ws('/a/alpha', '2025-06-01T00:00:00Z', { trust_chosen: false })]
+    for (const l of [list, []]) {
+      const got = switcherOptions(l, '/srv/site', { trust: 'trusted' })
+      expect(got[0]).toMatchObject({ path: '/srv/site', trust: 'trusted', trust_chosen: true })
+      expect(askTrust(got[0], new Set())).toBe(false)
+    }
+    // The others keep theirs.
+    expect(switcherOptions(list, '/srv/site', { trust: 'trusted' })[1]).toMatchObject({ path: '/a/alpha', trust: 'untrusted', trust_chosen: false })
+    expect(list[0].trust_chosen).toBe(false)
+  })
+})
+
+describe('currentWorkspace', () => {
+  const options = [{ path: '/srv/site' }, { path: '/a/alpha' }]
+  it.each([
+    ['nothing saved: the default', '', '/srv/site'],
+    ['a known choice', '/a/alpha', '/a/alpha'],
+    ['the default chosen by its path', '/srv/site', '/srv/site'],
+    ['a choice no longer known (removed): the default', '/gone', '/srv/site'],
+  ])('%s', (_, saved, want) => {
+    expect(currentWorkspace(saved, options, '/srv/site')).toBe(want)
+  })
+  it('a saved "" follows the server’s own, whichever folder it is', () => {
+    expect(currentWorkspace('', [{ path: '/other' }], '/other')).toBe('/other')
+  })
+})
+
+describe('savedWorkspace', () => {
+  it.each([
+    ['/srv/site', '/srv/site', ''],
+    ['/a/alpha', '/srv/site', '/a/alpha'],
+  ])('%s with default %s → %j', (path, def, want) => {
+    expect(savedWorkspace(path, def)).toBe(want)
+  })
+})
+
+describe('optionLabel', () => {
+  const options = [
+    { path: '/work/api', name: 'api' },
+    { path: '/old/api', name: 'api' },
+    { path: '/srv/site', name: 'Site' },
+    { path: '/x/unnamed', name: '' },
+  ]
+  it.each([
+    [options[0], 'api (/work/api)'],
+    [options[1], 'api (/old/api)'],
+    [options[2], 'Site'],
+    [options[3], 'unnamed'],
+  ])('%o → %s', (w, want) => {
+    expect(optionLabel(w, options)).toBe(want)
+  })
+})
+
+describe('askTrust', () => {
+  const none = new Set<string>()
+  const cases: [string, Partial<Workspace> | undefined, ReadonlySet<string>, boolean][] = [
+    ['no workspace yet', undefined, none, false],
+    ['never chosen', { path: '/srv/site', trust_chosen: false }, none, true],
+    ['never chosen, asked already this load', { path: '/srv/site', trust_chosen: false }, new Set(['/srv/site']), false],
+    ['another one asked already', { path: '/srv/site', trust_chosen: false }, new Set(['/a/alpha']), true],
+    ['chosen untrusted', { path: '/srv/site', trust: 'untrusted', trust_chosen: true }, none, false],
+    ['chosen trusted', { path: '/srv/site', trust: 'trusted', trust_chosen: true }, none, false],
+    ['an older server that does not say', { path: '/srv/site', trust: 'untrusted' }, none, false],
+    ['the unknown workspace', { path: '', trust_chosen: false }, none, false],
+  ]
+  it.each(cases)('%s → %s', (_, w, asked, want) => {
+    expect(askTrust(w as Workspace | undefined, asked)).toBe(want)
+  })
+})
+
+describe('sessionsFilter', () => {
+  const cases: [string, Parameters<typeof sessionsFilter>[0], string | undefined][] = [
+    ['one workspace served: every session', { multiple: false, current: undefined, all: false }, undefined],
+    ['one served, a workspace chosen in the view', { multiple: false, all: false, filter: '/a' }, '/a'],
+    ['many: the current one', { multiple: true, current: '/srv/site', all: false }, '/srv/site'],
+    ['many, all asked for', { multiple: true, current: '/srv/site', all: true }, undefined],
+    ['many, the unknown workspace chosen in the view', { multiple: true, current: '/srv/site', all: true, filter: '' }, ''],
+  ]
+  it.each(cases)('%s', (_, s, want) => {
+    expect(sessionsFilter(s)).toBe(want)
+  })
+})
+
+describe('trust texts', () => {
+  it('explains each level as the server enforces it, and none says it is not enforced', () => {
+    expect(trustLevels.map((t) => t.value)).toEqual(['trusted', 'read-only', 'untrusted'])
+    expect(trustText.trusted).toMatch(/\.hearth\/config\.toml/)
+    expect(trustText.trusted).toMatch(/MCP servers and providers/)
+    expect(trustText.trusted).toMatch(/sandbox still hold/)
+    expect(trustText['read-only']).toMatch(/never change anything/)
+    expect(trustText['read-only']).toMatch(/read-only sandbox/)
+    expect(trustText.untrusted).toMatch(/^The default/)
+    expect(trustText.untrusted).toMatch(/only tighten/)
+    expect(trustText.untrusted).toMatch(/above “default” are not available/)
+    for (const t of trustLevels) expect(t.text).not.toMatch(/not (yet )?enforced|recorded/i)
+  })
+  it.each([
+    ['trusted', 'Trusted'],
+    ['read-only', 'Read-only'],
+    ['untrusted', 'Untrusted'],
+    ['paranoid', 'paranoid'],
+  ])('trustLabel(%s) is %s', (level, want) => {
+    expect(trustLabel(level)).toBe(want)
   })
 })

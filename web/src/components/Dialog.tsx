@@ -1,14 +1,16 @@
 import { useEffect, useRef, type ReactNode } from 'react'
 
 /**
- * Dialog is a modal: it takes the focus when it opens, keeps Tab inside,
- * closes on Escape or a click outside, and gives the focus back.
+ * Dialog is a modal: it takes the focus when it opens (on the element
+ * marked data-autofocus, else the first control), keeps Tab inside, closes
+ * on Escape or a click outside, and gives the focus back.
  */
 export function Dialog({ title, onClose, children, wide }: { title: string; onClose(): void; children: ReactNode; wide?: boolean }) {
   const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null
-    const first = box.current?.querySelector<HTMLElement>('[autofocus], input, select, textarea, button')
+    const first =
+      box.current?.querySelector<HTMLElement>('[data-autofocus]') ?? box.current?.querySelector<HTMLElement>('[autofocus], input, select, textarea, button')
     first?.focus()
     return () => before?.focus?.()
   }, [])

@@ -1,5 +1,6 @@
-import type { Health, ModelInfo } from '../types'
+import type { Health, ModelInfo, Workspace } from '../types'
 import { trustBadge, trustText, type WorkspaceInfo } from '../desktop'
+import { trustLabel, trustText as levelText } from '../workspaces'
 import { Icon } from './Icon'
 
 /** Header holds the model picker, the provider's status and the page's menus. */
@@ -16,6 +17,7 @@ export function Header({
   title,
   workspace,
   onChooseWorkspace,
+  served,
 }: {
   models: ModelInfo[]
   model: string
@@ -31,6 +33,8 @@ export function Header({
   /** The desktop app's workspace, and how to choose another (absent in a browser). */
   workspace?: WorkspaceInfo
   onChooseWorkspace?: () => void
+  /** On a server of many workspaces, the one the page works in (the sidebar switches it). */
+  served?: Workspace
 }) {
   const reachable = health?.provider.reachable
   const names = models.map((m) => m.name)
@@ -57,6 +61,19 @@ export function Header({
             <span className="workspace-name">{workspace?.name ?? 'Open folder…'}</span>
             {workspace && <span className="workspace-trust">{trustBadge(workspace)}</span>}
           </button>
+        )}
+        {served && (
+          <span
+            className={`workspace served${served.trust === 'trusted' ? ' free' : ''}`}
+            data-testid="current-workspace"
+            title={`${served.path}\n${trustLabel(served.trust)}${served.trust_chosen === false ? ' (not chosen yet)' : ''}: ${levelText[served.trust] ?? ''}`}
+          >
+            <Icon name="folder" />
+            <span className="sr-only">Workspace </span>
+            <span className="workspace-name">{served.name}</span>
+            <span className="sr-only">, trust: </span>
+            <span className="workspace-trust">{trustLabel(served.trust)}</span>
+          </span>
         )}
         <span
           className={`status ${health === undefined ? 'unknown' : reachable ? (health.model?.available === false ? 'warn' : 'ok') : 'bad'}`}

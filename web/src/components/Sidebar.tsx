@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react'
+import { useEffect, useRef, useState, type ReactNode } from 'react'
 import type { Session } from '../types'
 import { Dialog } from './Dialog'
 import { Icon } from './Icon'
@@ -24,6 +24,16 @@ export interface SidebarProps {
   /** The workspace whose sessions are listed (undefined: every one's), and how to list them all again. */
   workspace?: string
   onAllWorkspaces?(): void
+  /** Above "New chat": the workspace switcher, on a server of many workspaces. */
+  top?: ReactNode
+  /**
+   * On a server of many workspaces: whether every workspace's sessions
+   * are listed rather than the current one's, and the toggle.
+   */
+  allWorkspaces?: boolean
+  onAllWorkspacesToggle?(all: boolean): void
+  /** The name of a session's workspace, shown by each session when every workspace's are listed. */
+  workspaceName?(path: string): string
 }
 
 /** Sidebar lists the sessions: new, switch, rename, delete, search, and the archived ones. */
@@ -32,9 +42,9 @@ export function Sidebar(p: SidebarProps) {
   const [deleting, setDeleting] = useState<Session>()
   const [busy, setBusy] = useState(false)
   const nav = useRef<HTMLElement>(null)
-  // An opened drawer takes the focus, on its first control.
+  // An opened drawer takes the focus, on "New chat".
   useEffect(() => {
-    if (p.drawer) nav.current?.querySelector<HTMLElement>('button')?.focus()
+    if (p.drawer) (nav.current?.querySelector<HTMLElement>('.new-chat') ?? nav.current?.querySelector<HTMLElement>('button'))?.focus()
   }, [p.drawer])
   // After a rename or a delete, the focus goes back to the list, not to
   // the page's start.
@@ -48,6 +58,7 @@ export function Sidebar(p: SidebarProps) {
   return (
     <nav className="sidebar" aria-label="Sessions" id="sessions" ref={nav} inert={p.drawer === false ? true : undefined}>
       <div className="sidebar-top">
+        {p.top}
         <button type="button" className="primary new-chat" onClick={p.onNew}>
           <Icon name="plus" /> New chat
         </button>
@@ -59,17 +70,30 @@ export function Sidebar(p: SidebarProps) {
           value={p.query}
           onChange={(e) => p.onQuery(e.target.value)}
         />
-        {p.onArchived && (
-          <button
-            type="button"
-            className={`archived-toggle${p.archived ? ' on' : ''}`}
-            aria-pressed={!!p.archived}
-            title={p.archived ? 'Back to the sessions' : 'Show the archived sessions'}
-            onClick={() => p.onArchived?.(!p.archived)}
-          >
-            <Icon name="archive" size={14} /> Archived
-          </button>
-        )}
+        <div className="sidebar-toggles">
+          {p.onArchived && (
+            <button
+              type="button"
+              className={`archived-toggle${p.archived ? ' on' : ''}`}
+              aria-pressed={!!p.archived}
+              title={p.archived ? 'Back to the sessions' : 'Show the archived sessions'}
+              onClick={() => p.onArchived?.(!p.archived)}
+            >
+              <Icon name="archive" size={14} /> Archived
+            </button>
+          )}
+          {p.onAllWorkspacesToggle && (
+            <button
+              type="button"
+              className={`archived-toggle${p.allWorkspaces ? ' on' : ''}`}
+              aria-pressed={!!p.allWorkspaces}
+              title={p.allWorkspaces ? 'List the current workspace’s sessions only' : 'List the sessions of every workspace'}
+              onClick={() => p.onAllWorkspacesToggle?.(!p.allWorkspaces)}
+            >
+              <Icon name="folder" size={14} /> All workspaces
+            </button>
+          )}
+        </div>
       </div>
       {p.workspace !== undefined && (
         <p className="sidebar-filter small" data-testid="workspace-filter">
@@ -109,6 +133,11 @@ export function Sidebar(p: SidebarProps) {
               >
                 <span className="session-title">{s.title || 'Untitled'}</span>
                 <span className="session-meta">
+                  {p.allWorkspaces && p.workspaceName && (
+                    <span className="session-ws" data-testid="session-workspace">
+                      {p.workspaceName(s.workspace ?? '')}
+                    </span>
+                  )}
                   {s.running_turn ? <span className="running-dot" role="img" aria-label="a turn is running" /> : null}
                   {relativeTime(s.updated_at)}
                 </span>

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useReducer, useState } from 'react'
 import type { Client } from '../api'
 import type { Workspace } from '../types'
-import { addBody, addFormReducer, emptyForm, trustText, upsertWorkspace } from '../workspaces'
+import { addBody, addFormReducer, emptyForm, trustLabel, trustText, upsertWorkspace } from '../workspaces'
+import { TrustChoice } from './Trust'
 
 /** What the workspaces view asks of the page. */
 export interface WorkspacesViewProps {
@@ -10,14 +11,24 @@ export interface WorkspacesViewProps {
   selected?: string
   onSelect(path: string | undefined): void
   onClose(): void
+  /**
+   * On a server of many workspaces: the current one, and how to switch to
+   * another (its sessions listed, new chats made in it).
+   */
+  current?: string
+  onSwitch?(path: string): void
+  /** A workspace was added or changed here. */
+  onChanged?(ws: Workspace): void
+  /** Changes when the workspaces changed elsewhere (a trust chosen): the list is read again. */
+  version?: number
 }
 
 /**
  * WorkspacesView lists the workspaces the server knows (name, path, trust,
- * sessions, last use), chooses the one whose sessions the sidebar shows,
- * and adds a folder by its path.
+ * sessions, last use), switches to one (on a server of many; else chooses
+ * the one whose sessions the sidebar shows), and adds a folder by its path.
  */
-export function WorkspacesView({ client, selected, onSelect, onClose }: WorkspacesViewProps) {
+export function WorkspacesView({ client, selected, onSelect, onClose, current, onSwitch, onChanged, version }: WorkspacesViewProps) {
   const [list, setList] = useState<Workspace[]>()
   const [error, setError] = useState<string>()
   const [form, dispatch] = useReducer(addFormReducer, emptyForm)
@@ -33,7 +44,9 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
     const ac = new AbortController()
     void load(ac.signal)
     return () => ac.abort()
-  }, [load])
+  }, [load, version])
+
+  const addedTrust = list?.find((w) => w.path === form.added && w.trust_chosen !== false)?.trust
 
   const submit = async (e: React.FormEvent) => {
     e.preventDefault()
@@ -44,6 +57,7 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
       const ws = await client.addWorkspace(addBody(form))
       dispatch({ type: 'added', workspace: ws })
       setList((l) => upsertWorkspace(l ?? [], ws))
+      onChanged?.(ws)
     } catch (err) {
       dispatch({ type: 'failed', message: (err as Error).message })
     }
@@ -58,7 +72,10 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
         </button>
       </header>
       <p className="muted small">
-        The folders Hearth has worked in. Trust is recorded here; it is not enforced by the server yet.
+        The folders Hearth has worked in.{' '}
+        {onSwitch
+          ? 'Each session works in its own workspace’s folder, confined to it, as far as the folder’s trust allows.'
+          : 'Each folder’s trust says how far its own config applies and what the agent may change there.'}
       </p>
       {error && <p role="alert">{error}</p>}
       {!list && !error && <p className="muted">Loading…</p>}
@@ -92,13 +109,22 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
                 <td>
                   <code>{w.path || '(unknown)'}</code>
                 </td>
-                <td title={trustText[w.trust]}>{w.trust}</td>
+                <td title={trustText[w.trust]} data-trust={w.trust}>
+                  {w.trust}
+                  {w.trust_chosen === false && <span className="muted small"> (not chosen yet)</span>}
+                </td>
                 <td className="num">{w.sessions}</td>
                 <td>{w.last_used ? new Date(w.last_used).toLocaleString() : ''}</td>
                 <td>
-                  <button type="button" className="link" aria-pressed={selected === w.path} onClick={() => onSelect(w.path)}>
-                    {selected === w.path ? 'Showing its sessions' : 'Show its sessions'}
-                  </button>
+                  {onSwitch && w.path !== '' ? (
+                    <button type="button" className="link" aria-pressed={current === w.path} onClick={() => onSwitch(w.path)}>
+                      {current === w.path ? 'Current workspace' : 'Switch to it'}
+                    </button>
+                  ) : (
+                    <button type="button" className="link" aria-pressed={selected === w.path} onClick={() => onSelect(w.path)}>
+                      {selected === w.path ? 'Showing its sessions' : 'Show its sessions'}
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
@@ -128,14 +154,16 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
           Name{' '}
           <input name="name" placeholder="(the folder’s name)" value={form.name} onChange={(e) => dispatch({ type: 'edit', field: 'name', value: e.target.value })} />
         </label>{' '}
-        <label>
-          Trust{' '}
-          <select name="trust" value={form.trust} onChange={(e) => dispatch({ type: 'edit', field: 'trust', value: e.target.value })}>
-            <option value="">untrusted (default)</option>
-            <option value="read-only">read-only</option>
-            <option value="trusted">trusted</option>
-          </select>
-        </label>{' '}
+        <TrustChoice
+          name="trust"
+          legend={
+            <>
+              Trust <span className="muted small">(leave it unchosen to be asked when you switch to it; until then it is untrusted)</span>
+            </>
+          }
+          value={form.trust}
+          onChange={(level) => dispatch({ type: 'edit', field: 'trust', value: level })}
+        />
         <button type="submit" className="primary" disabled={form.status === 'saving'}>
           Add workspace
         </button>
@@ -145,8 +173,14 @@ export function WorkspacesView({ client, selected, onSelect, onClose }: Workspac
           </p>
         )}
         {form.status === 'added' && form.added && (
-          <p role="status" className="muted">
-            Added {form.added}.
+          <p role="status" className="muted" data-testid="workspace-added">
+            Added {form.added}
+            {addedTrust ? `, ${trustLabel(addedTrust).toLowerCase()}` : ''}.{' '}
+            {onSwitch && (
+              <button type="button" className="link" onClick={() => onSwitch(form.added!)}>
+                Switch to it
+              </button>
+            )}
           </p>
         )}
       </form>
