@@ -55,12 +55,12 @@ type Archiver interface {
 	// usage, tool runs and checkpoints (but their IDs) as they are. A
 	// session (or child) whose id the store has fails with an error
 	// wrapping ErrExists. Each session's workspace path is kept, and the
-	// workspace made known: created, untrusted (its trust not chosen),
-	// with the session's times as its first and last use when it is new;
-	// else its first use moved back to the session's creation, its last
-	// use on to the session's update, when they are earlier or later. An
-	// import never changes a known workspace's name, trust or
-	// TrustChosen.
+	// workspace made known: created, untrusted (its trust not chosen, no
+	// ConfigHash), with the session's times as its first and last use
+	// when it is new; else its first use moved back to the session's
+	// creation, its last use on to the session's update, when they are
+	// earlier or later. An import never changes a known workspace's name,
+	// trust, TrustChosen or ConfigHash.
 	Import(ctx context.Context, a *Archive) error
 	// SessionIDs lists the top-level sessions (those without a parent),
 	// oldest first.
@@ -70,8 +70,9 @@ type Archiver interface {
 	// statement or transaction. A path the store does not know is
 	// created as the record says: name (a default one stays the
 	// default), trust (untrusted when it has none), whether the user
-	// chose it (TrustChosen), first and last use. A path the store knows
-	// keeps its own record: its name, trust and TrustChosen are never
+	// chose it (TrustChosen), the hash of its project config then
+	// (ConfigHash), first and last use. A path the store knows keeps its
+	// own record: its name, trust, TrustChosen and ConfigHash are never
 	// changed, whatever the record says (an import neither raises nor
 	// lowers a trust); only its first use moves back, and its
 	// last use on, to the record's when they are earlier or later. It

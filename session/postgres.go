@@ -251,6 +251,10 @@ var pgMigrations = []string{
 	// a UI asks. (The rights on the table cover the new column.)
 	`ALTER TABLE workspaces ADD COLUMN trust_chosen boolean NOT NULL DEFAULT false;
 	UPDATE workspaces SET trust_chosen = true WHERE trust <> 'untrusted';`,
+	// 7: the hash of a workspace's project config when the user last
+	// chose its trust (Workspace.ConfigHash); none known for the rows
+	// already there. (The rights on the table cover the new column.)
+	`ALTER TABLE workspaces ADD COLUMN config_hash text NOT NULL DEFAULT '';`,
 }
 
 // pgLockSpace is the first key of the advisory lock that serialises
@@ -1500,14 +1504,14 @@ func queueTouch(b *pgx.Batch, path string, created, used time.Time) {
 }
 
 // pgWorkspaceColumns are what a Workspace is read from (the table as w).
-const pgWorkspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.created_at, w.last_used,
+const pgWorkspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.config_hash, w.created_at, w.last_used,
 	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
 
 func scanPgWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
 	var w Workspace
 	var trust string
 	var n int64
-	err := sc.Scan(&w.Path, &w.Name, &trust, &w.TrustChosen, &w.CreatedAt, &w.LastUsed, &n)
+	err := sc.Scan(&w.Path, &w.Name, &trust, &w.TrustChosen, &w.ConfigHash, &w.CreatedAt, &w.LastUsed, &n)
 	w.Trust, w.Sessions = Trust(trust), int(n)
 	w.CreatedAt, w.LastUsed = w.CreatedAt.UTC(), w.LastUsed.UTC()
 	named(&w)
@@ -1548,26 +1552,26 @@ func (p *Postgres) Workspaces(ctx context.Context) ([]Workspace, error) {
 }
 
 // AddWorkspace makes a workspace known, or renames it or changes its
-// trust (then chosen), in one statement.
+// trust (then chosen, with its config hash), in one statement.
 func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	trust, err := addTrust(w.Trust)
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, err)
 	}
-	var name, level *string
+	var name, level, hash *string
 	if w.Name != "" {
 		n := pgText(w.Name)
 		name = &n
 	}
 	if trust != "" {
-		l := string(trust)
-		level = &l
+		l, h := string(trust), pgText(w.ConfigHash)
+		level, hash = &l, &h
 	}
-	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, created_at, last_used)
-		VALUES ($1, COALESCE($2::text, ''), COALESCE($3::text, 'untrusted'), $3::text IS NOT NULL, $4, $4)
+	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, config_hash, created_at, last_used)
+		VALUES ($1, COALESCE($2::text, ''), COALESCE($3::text, 'untrusted'), $3::text IS NOT NULL, COALESCE($5::text, ''), $4, $4)
 		ON CONFLICT (path) DO UPDATE SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust),
-			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL
-		RETURNING `+pgWorkspaceColumns, pgText(w.Path), name, level, pgNow()))
+			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL, config_hash = COALESCE($5::text, w.config_hash)
+		RETURNING `+pgWorkspaceColumns, pgText(w.Path), name, level, pgNow(), hash))
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, p.connError(err))
 	}
@@ -1575,19 +1579,22 @@ func (p *Postgres) AddWorkspace(ctx context.Context, w Workspace) (Workspace, er
 }
 
 // UpdateWorkspace renames a known workspace or changes its trust (then
-// chosen), in one statement; it creates none.
+// chosen, with its config hash), in one statement; it creates none.
 func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
-	name, level, err := updateFields(w)
+	name, level, hash, err := updateFields(w)
 	if err != nil {
 		return Workspace{}, err
 	}
-	var pgName any
+	var pgName, pgHash any
 	if name != nil {
 		pgName = pgText(*name)
 	}
+	if hash != nil {
+		pgHash = pgText(*hash)
+	}
 	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, `UPDATE workspaces AS w SET name = COALESCE($2::text, w.name), trust = COALESCE($3::text, w.trust),
-			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL
-		WHERE w.path = $1 RETURNING `+pgWorkspaceColumns, pgText(w.Path), pgName, level))
+			trust_chosen = w.trust_chosen OR $3::text IS NOT NULL, config_hash = COALESCE($4::text, w.config_hash)
+		WHERE w.path = $1 RETURNING `+pgWorkspaceColumns, pgText(w.Path), pgName, level, pgHash))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Workspace{}, errNoWorkspace(w.Path)
 	}
@@ -1598,7 +1605,7 @@ func (p *Postgres) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace,
 }
 
 // TouchWorkspace records a use of a workspace now, in one statement; a
-// new one is untrusted, its trust not chosen.
+// new one is untrusted, its trust not chosen, without a config hash.
 func (p *Postgres) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := pgNow()
 	got, err := scanPgWorkspace(p.pool.QueryRow(ctx, pgTouch+" RETURNING "+pgWorkspaceColumns, pgText(path), t, t))

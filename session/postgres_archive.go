@@ -218,9 +218,9 @@ func (p *Postgres) ImportWorkspace(ctx context.Context, w Workspace) (Workspace,
 	var added bool
 	// xmax is 0 in the row an INSERT made, the updating transaction's id
 	// in one ON CONFLICT updated.
-	row := p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, created_at, last_used) VALUES ($1, $2, $3, $4, $5, $6)
+	row := p.pool.QueryRow(ctx, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, config_hash, created_at, last_used) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (path) DO UPDATE SET created_at = LEAST(w.created_at, EXCLUDED.created_at), last_used = GREATEST(w.last_used, EXCLUDED.last_used)
-		RETURNING `+pgWorkspaceColumns+`, w.xmax = 0`, pgText(w.Path), pgText(name), string(trust), w.TrustChosen, pgTime(created), pgTime(used))
+		RETURNING `+pgWorkspaceColumns+`, w.xmax = 0`, pgText(w.Path), pgText(name), string(trust), w.TrustChosen, pgText(w.ConfigHash), pgTime(created), pgTime(used))
 	got, err := scanPgWorkspace(scanMore{row, []any{&added}})
 	if err != nil {
 		return Workspace{}, false, fmt.Errorf("import workspace %s: %w", w.Path, p.connError(err))

@@ -578,7 +578,7 @@ func TestPostgresMigrateFrom2(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "7" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	got, err := a.Get(ctx, "s1")
@@ -663,7 +663,7 @@ func TestPostgresMigrateFrom4(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "7" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	ws, err := a.Workspaces(ctx)
@@ -750,7 +750,7 @@ func TestPostgresMigrateFrom5(t *testing.T) {
 
 	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
 	var v string
-	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "6" || v != fmt.Sprint(len(pgMigrations)) {
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "7" || v != fmt.Sprint(len(pgMigrations)) {
 		t.Fatalf("schema_version %q %v", v, err)
 	}
 	for _, want := range []Workspace{
@@ -774,6 +774,69 @@ func TestPostgresMigrateFrom5(t *testing.T) {
 		t.Errorf("B sets a trust: %+v %v", w, err)
 	}
 	if w, err := a.Workspace(ctx, "/home/me/headless"); err != nil || !w.TrustChosen {
+		t.Errorf("A reads it: %+v %v", w, err)
+	}
+}
+
+// TestPostgresMigrateFrom6: a database of schema 6 (before ConfigHash),
+// whose tables a second role was granted, is brought to schema 7 by its
+// owner: its workspaces keep their records, trust and TrustChosen
+// included, and none has a config hash; the second role reads and writes
+// the new column (its rights on the table cover it).
+func TestPostgresMigrateFrom6(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := pgtest.URL(t)
+	admin := pgConn(t, raw)
+	roles := pgRoles(t, admin, 2)
+	pgExec(t, admin, "ALTER DATABASE "+pgDatabase(t, raw)+" OWNER TO "+roles[0])
+	owner := pgConn(t, urlAs(t, raw, roles[0]))
+	pgExec(t, owner, `CREATE TABLE hearth_meta (key text PRIMARY KEY, value text NOT NULL);
+		INSERT INTO hearth_meta (key, value) VALUES ('application', 'hearth'), ('schema_version', '6')`)
+	for _, m := range pgMigrations[:6] {
+		pgExec(t, owner, m)
+	}
+	at := func(ms int64) time.Time { return time.UnixMilli(1_767_000_000_000 + ms).UTC() }
+	pgExec(t, owner, "INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('r1', 'in ro', '/home/me/ro', $1, $2)", at(1000), at(2000))
+	pgExec(t, owner, `INSERT INTO workspaces (path, name, trust, trust_chosen, created_at, last_used) VALUES
+		('/home/me/ro', '', 'read-only', true, $1, $2), ('/home/me/trusted', 'Mine', 'trusted', true, $3, $4),
+		('/home/me/headless', '', 'untrusted', false, $5, $6), ('/home/me/asked', '', 'untrusted', true, $7, $8),
+		('', '', 'untrusted', false, $9, $10)`,
+		at(1000), at(2000), at(1100), at(2100), at(1200), at(2200), at(1250), at(2250), at(1300), at(2300))
+	pgExec(t, admin, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+roles[1])
+	pgExec(t, admin, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO "+roles[1])
+
+	a := openPostgresAs(t, urlAs(t, raw, roles[0]), "A")
+	var v string
+	if err := admin.QueryRow(ctx, "SELECT value FROM hearth_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "7" || v != fmt.Sprint(len(pgMigrations)) {
+		t.Fatalf("schema_version %q %v", v, err)
+	}
+	for _, want := range []Workspace{
+		{Path: "/home/me/ro", Name: "ro", Trust: TrustReadOnly, TrustChosen: true, CreatedAt: at(1000), LastUsed: at(2000), Sessions: 1},
+		{Path: "/home/me/trusted", Name: "Mine", Trust: TrustTrusted, TrustChosen: true, CreatedAt: at(1100), LastUsed: at(2100)},
+		{Path: "/home/me/headless", Name: "headless", Trust: TrustUntrusted, CreatedAt: at(1200), LastUsed: at(2200)},
+		{Path: "/home/me/asked", Name: "asked", Trust: TrustUntrusted, TrustChosen: true, CreatedAt: at(1250), LastUsed: at(2250)},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, CreatedAt: at(1300), LastUsed: at(2300)},
+	} {
+		if got, err := a.Workspace(ctx, want.Path); err != nil || *got != want {
+			t.Errorf("%q:\n%+v %v\nwant\n%+v", want.Path, got, err, want)
+		}
+	}
+
+	// The second role: a trust given stores the hash, a touch keeps it,
+	// one without a trust keeps it.
+	const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	b := openPostgresAs(t, urlAs(t, raw, roles[1]), "B")
+	if w, err := b.UpdateWorkspace(ctx, Workspace{Path: "/home/me/trusted", Trust: TrustTrusted, ConfigHash: hash}); err != nil || w.ConfigHash != hash || w.Name != "Mine" {
+		t.Errorf("B trusts it: %+v %v", w, err)
+	}
+	if w, err := b.TouchWorkspace(ctx, "/home/me/trusted"); err != nil || w.ConfigHash != hash {
+		t.Errorf("B touches it: %+v %v", w, err)
+	}
+	if w, err := b.AddWorkspace(ctx, Workspace{Path: "/home/me/trusted", Name: "Ours"}); err != nil || w.ConfigHash != hash {
+		t.Errorf("B renames it: %+v %v", w, err)
+	}
+	if w, err := a.Workspace(ctx, "/home/me/trusted"); err != nil || w.ConfigHash != hash || w.Name != "Ours" {
 		t.Errorf("A reads it: %+v %v", w, err)
 	}
 }

@@ -196,6 +196,15 @@ type Workspace struct {
 	// add/trust, a UI's question, the HTTP API with a trust); false: the
 	// folder is untrusted by default and a UI should ask.
 	TrustChosen bool `json:"trust_chosen"`
+	// ConfigHash is the SHA-256 (hex) of the workspace's
+	// .hearth/config.toml when the user last chose its trust ("" when it
+	// had none): a trusted workspace's project config applies as the
+	// user's own only while the file is unchanged (a file that appears or
+	// changes later — planted by a command, brought by git pull, a
+	// re-clone at the same path — is read as an untrusted folder's until
+	// the user trusts it again). Computed by the caller
+	// (config.ProjectHash); the store keeps it.
+	ConfigHash string `json:"config_hash,omitempty"`
 	// CreatedAt is its first use, LastUsed its last.
 	CreatedAt time.Time `json:"created_at"`
 	LastUsed  time.Time `json:"last_used"`
@@ -311,24 +320,27 @@ type Store interface {
 	// AddWorkspace creates the workspace w.Path (trust untrusted when
 	// w.Trust is "", name the default when w.Name is "", first and last
 	// use now) or, when it exists, changes only what w sets (Name,
-	// Trust). A trust given marks it chosen (TrustChosen); without one,
-	// TrustChosen stays as it was (false for a new workspace). w's own
-	// TrustChosen is not read. It returns the stored workspace.
+	// Trust). A trust given marks it chosen (TrustChosen) and stores
+	// w.ConfigHash with it (even ""); without one, TrustChosen and
+	// ConfigHash stay as they were (false and "" for a new workspace).
+	// w's own TrustChosen is not read. It returns the stored workspace.
 	AddWorkspace(ctx context.Context, w Workspace) (Workspace, error)
 	// UpdateWorkspace changes what w sets (Name, Trust) of the known
 	// workspace w.Path, and returns it as stored; an error wrapping
 	// ErrNotFound when the store does not know it (it is never created:
 	// a workspace removed meanwhile stays removed). A trust given marks
-	// it chosen (TrustChosen); without one, TrustChosen stays as it was.
-	// w's own TrustChosen is not read. One statement, or one
+	// it chosen (TrustChosen) and stores w.ConfigHash with it (even "",
+	// which clears it); without one, TrustChosen and ConfigHash stay as
+	// they were. w's own TrustChosen is not read. One statement, or one
 	// transaction.
 	UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error)
 	// TouchWorkspace records a use of the workspace path now, creating it
 	// (untrusted, its trust not chosen) if it is new, atomically (one
 	// statement, or one transaction): processes that touch a new path at
-	// once make one workspace, without error. It never changes a trust
-	// nor TrustChosen. It returns the stored workspace (its Trust
-	// enforced by the runtime from the loader, hearth.Config.Trust).
+	// once make one workspace, without error. It never changes a trust,
+	// TrustChosen nor ConfigHash ("" for a new one). It returns the
+	// stored workspace (its Trust enforced by the runtime from the
+	// loader, hearth.Config.Trust).
 	TouchWorkspace(ctx context.Context, path string) (Workspace, error)
 	// RemoveWorkspace forgets a workspace (an error wrapping ErrNotFound
 	// if it is not known). Its sessions stay, and keep their path; a new

@@ -135,6 +135,10 @@ var migrations = []string{
 	// a UI asks.
 	`ALTER TABLE workspaces ADD COLUMN trust_chosen INTEGER NOT NULL DEFAULT 0;
 	UPDATE workspaces SET trust_chosen = 1 WHERE trust <> 'untrusted';`,
+	// 8: the hash of a workspace's project config when the user last
+	// chose its trust (Workspace.ConfigHash); none known for the rows
+	// already there.
+	`ALTER TABLE workspaces ADD COLUMN config_hash TEXT NOT NULL DEFAULT '';`,
 }
 
 // checkEvery is how often Open checks the file's structure (PRAGMA
@@ -180,11 +184,31 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 		return nil, fmt.Errorf("session store %s: %w", path, err)
 	}
 	s := &SQLite{db: db, path: path, LockTimeout: 2 * time.Second}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	// Processes that open a file at once may find it locked in ways the
+	// busy timeout does not wait for (one switching the file to WAL holds
+	// it exclusively): try again for a while.
+	for wait, deadline := 10*time.Millisecond, time.Now().Add(10*time.Second); ; wait = min(2*wait, 200*time.Millisecond) {
+		err = s.migrate(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // Path returns the database file.
@@ -778,13 +802,13 @@ func touchWorkspace(ctx context.Context, db sqlExecer, path string, created, use
 }
 
 // workspaceColumns are what a Workspace is read from (the table as w).
-const workspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.created_at, w.last_used,
+const workspaceColumns = `w.path, w.name, w.trust, w.trust_chosen, w.config_hash, w.created_at, w.last_used,
 	(SELECT count(*) FROM sessions s WHERE s.workspace = w.path AND s.parent_id IS NULL)`
 
 func scanWorkspace(sc interface{ Scan(...any) error }) (Workspace, error) {
 	var w Workspace
 	var chosen, created, used int64
-	err := sc.Scan(&w.Path, &w.Name, &w.Trust, &chosen, &created, &used, &w.Sessions)
+	err := sc.Scan(&w.Path, &w.Name, &w.Trust, &chosen, &w.ConfigHash, &created, &used, &w.Sessions)
 	w.TrustChosen = chosen != 0
 	w.CreatedAt, w.LastUsed = fromMillis(created), fromMillis(used)
 	named(&w)
@@ -825,23 +849,23 @@ func (s *SQLite) Workspaces(ctx context.Context) ([]Workspace, error) {
 }
 
 // AddWorkspace makes a workspace known, or renames it or changes its
-// trust (then chosen), in one transaction.
+// trust (then chosen, with its config hash), in one transaction.
 func (s *SQLite) AddWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
 	trust, err := addTrust(w.Trust)
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, err)
 	}
-	var name, level any
+	var name, level, hash any
 	if w.Name != "" {
 		name = w.Name
 	}
 	if trust != "" {
-		level = string(trust)
+		level, hash = string(trust), w.ConfigHash
 	}
-	got, err := s.upsertWorkspace(ctx, w.Path, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, created_at, last_used)
-		VALUES (?1, COALESCE(?2, ''), COALESCE(?3, 'untrusted'), ?3 IS NOT NULL, ?4, ?4)
+	got, err := s.upsertWorkspace(ctx, w.Path, `INSERT INTO workspaces AS w (path, name, trust, trust_chosen, config_hash, created_at, last_used)
+		VALUES (?1, COALESCE(?2, ''), COALESCE(?3, 'untrusted'), ?3 IS NOT NULL, COALESCE(?5, ''), ?4, ?4)
 		ON CONFLICT (path) DO UPDATE SET name = COALESCE(?2, w.name), trust = COALESCE(?3, w.trust),
-			trust_chosen = w.trust_chosen OR ?3 IS NOT NULL`, w.Path, name, level, now())
+			trust_chosen = w.trust_chosen OR ?3 IS NOT NULL, config_hash = COALESCE(?5, w.config_hash)`, w.Path, name, level, now(), hash)
 	if err != nil {
 		return Workspace{}, fmt.Errorf("add workspace %s: %w", w.Path, s.fileError(err))
 	}
@@ -868,9 +892,9 @@ func (s *SQLite) upsertWorkspace(ctx context.Context, path, upsert string, args 
 }
 
 // UpdateWorkspace renames a known workspace or changes its trust (then
-// chosen), in one transaction; it creates none.
+// chosen, with its config hash), in one transaction; it creates none.
 func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, error) {
-	name, level, err := updateFields(w)
+	name, level, hash, err := updateFields(w)
 	if err != nil {
 		return Workspace{}, err
 	}
@@ -879,8 +903,9 @@ func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, e
 		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE workspaces SET name = COALESCE(?1, name), trust = COALESCE(?2, trust), trust_chosen = trust_chosen OR ?2 IS NOT NULL
-		WHERE path = ?3`, name, level, w.Path)
+	res, err := tx.ExecContext(ctx, `UPDATE workspaces SET name = COALESCE(?1, name), trust = COALESCE(?2, trust), trust_chosen = trust_chosen OR ?2 IS NOT NULL,
+			config_hash = COALESCE(?4, config_hash)
+		WHERE path = ?3`, name, level, w.Path, hash)
 	if err != nil {
 		return Workspace{}, fmt.Errorf("update workspace %s: %w", w.Path, s.fileError(err))
 	}
@@ -900,7 +925,7 @@ func (s *SQLite) UpdateWorkspace(ctx context.Context, w Workspace) (Workspace, e
 }
 
 // TouchWorkspace records a use of a workspace now, in one transaction;
-// a new one is untrusted, its trust not chosen.
+// a new one is untrusted, its trust not chosen, without a config hash.
 func (s *SQLite) TouchWorkspace(ctx context.Context, path string) (Workspace, error) {
 	t := now()
 	got, err := s.upsertWorkspace(ctx, path, `INSERT INTO workspaces (path, created_at, last_used) VALUES (?1, ?2, ?2)

@@ -225,9 +225,9 @@ func (s *SQLite) ImportWorkspace(ctx context.Context, w Workspace) (Workspace, b
 	case err != nil:
 		return fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (path, name, trust, trust_chosen, created_at, last_used) VALUES (?, ?, ?, ?, ?, ?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (path, name, trust, trust_chosen, config_hash, created_at, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_used = max(last_used, excluded.last_used)`,
-		w.Path, name, string(trust), w.TrustChosen, created.UnixMilli(), used.UnixMilli()); err != nil {
+		w.Path, name, string(trust), w.TrustChosen, w.ConfigHash, created.UnixMilli(), used.UnixMilli()); err != nil {
 		return fail(err)
 	}
 	got, err := scanWorkspace(tx.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces w WHERE w.path = ?", w.Path))

@@ -209,7 +209,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 8 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	got, err := s.Get(ctx, "old")
@@ -310,7 +310,7 @@ func TestMigrateFromSchema5(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 8 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	ws, err := s.Workspaces(ctx)
@@ -374,7 +374,7 @@ func TestMigrateFromSchema6(t *testing.T) {
 	}
 	defer s.Close()
 	var v int
-	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 7 {
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 8 {
 		t.Fatalf("schema %d %v", v, err)
 	}
 	for _, want := range []Workspace{
@@ -390,5 +390,53 @@ func TestMigrateFromSchema6(t *testing.T) {
 	// Past the migration, a trust given marks it chosen.
 	if got, err := s.UpdateWorkspace(ctx, Workspace{Path: "/home/me/headless", Trust: TrustTrusted}); err != nil || !got.TrustChosen {
 		t.Errorf("trusted after the migration: %+v %v", got, err)
+	}
+}
+
+// TestMigrateFromSchema7: a database of schema 7 (before ConfigHash)
+// keeps its workspaces as they were, trust and TrustChosen included;
+// none has a config hash. Past the migration, a trust given stores one.
+func TestMigrateFromSchema7(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	schemaFile(t, path, 7,
+		`INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES ('r1', 'in ro', '/home/me/ro', 1000, 2000)`,
+		`INSERT INTO workspaces (path, name, trust, trust_chosen, created_at, last_used) VALUES
+			('/home/me/ro', '', 'read-only', 1, 1000, 2000),
+			('/home/me/trusted', 'Mine', 'trusted', 1, 1100, 2100),
+			('/home/me/headless', '', 'untrusted', 0, 1200, 2200),
+			('/home/me/asked', '', 'untrusted', 1, 1250, 2250),
+			('', '', 'untrusted', 0, 1300, 2300)`,
+	)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) || v != 8 {
+		t.Fatalf("schema %d %v", v, err)
+	}
+	for _, want := range []Workspace{
+		{Path: "/home/me/ro", Name: "ro", Trust: TrustReadOnly, TrustChosen: true, CreatedAt: fromMillis(1000), LastUsed: fromMillis(2000), Sessions: 1},
+		{Path: "/home/me/trusted", Name: "Mine", Trust: TrustTrusted, TrustChosen: true, CreatedAt: fromMillis(1100), LastUsed: fromMillis(2100)},
+		{Path: "/home/me/headless", Name: "headless", Trust: TrustUntrusted, CreatedAt: fromMillis(1200), LastUsed: fromMillis(2200)},
+		{Path: "/home/me/asked", Name: "asked", Trust: TrustUntrusted, TrustChosen: true, CreatedAt: fromMillis(1250), LastUsed: fromMillis(2250)},
+		{Path: "", Name: "unknown", Trust: TrustUntrusted, CreatedAt: fromMillis(1300), LastUsed: fromMillis(2300)},
+	} {
+		if got, err := s.Workspace(ctx, want.Path); err != nil || *got != want {
+			t.Errorf("%q:\n%+v %v\nwant\n%+v", want.Path, got, err, want)
+		}
+	}
+	if ws, err := s.Workspaces(ctx); err != nil || len(ws) != 5 {
+		t.Errorf("%+v %v", ws, err)
+	}
+	// Past the migration, a trust given stores the hash; a touch keeps it.
+	const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	if got, err := s.UpdateWorkspace(ctx, Workspace{Path: "/home/me/trusted", Trust: TrustTrusted, ConfigHash: hash}); err != nil || got.ConfigHash != hash || got.Name != "Mine" {
+		t.Errorf("trusted after the migration: %+v %v", got, err)
+	}
+	if got, err := s.TouchWorkspace(ctx, "/home/me/trusted"); err != nil || got.ConfigHash != hash {
+		t.Errorf("touched: %+v %v", got, err)
 	}
 }

@@ -55,27 +55,27 @@ func addTrust(t Trust) (Trust, error) {
 }
 
 // updateFields are what UpdateWorkspace writes: the name and trust w
-// sets (nil: keep it).
-func updateFields(w Workspace) (name, level *string, err error) {
+// sets, and with a trust its config hash (nil: keep it).
+func updateFields(w Workspace) (name, level, hash *string, err error) {
 	trust, err := addTrust(w.Trust)
 	if err != nil {
-		return nil, nil, fmt.Errorf("update workspace %s: %w", w.Path, err)
+		return nil, nil, nil, fmt.Errorf("update workspace %s: %w", w.Path, err)
 	}
 	if w.Name != "" {
 		name = &w.Name
 	}
 	if trust != "" {
-		l := string(trust)
-		level = &l
+		l, h := string(trust), w.ConfigHash
+		level, hash = &l, &h
 	}
-	return name, level, nil
+	return name, level, hash, nil
 }
 
 // importFields are what ImportWorkspace writes for a new workspace: its
 // name ("" when it is the default, so that it stays the default), its
 // trust (untrusted when w has none), its first and last use (now when w
 // has none; the first when it has no last). Whether its trust was chosen
-// is w.TrustChosen, as it is.
+// is w.TrustChosen, and its config hash w.ConfigHash, as they are.
 func importFields(w Workspace) (name string, trust Trust, created, used time.Time, err error) {
 	if trust, err = addTrust(w.Trust); err != nil {
 		return "", "", time.Time{}, time.Time{}, fmt.Errorf("import workspace %s: %w", w.Path, err)

@@ -171,8 +171,8 @@ func TestImportWorkspace(t *testing.T) {
 
 // TestImportWorkspacesThenSessions: a whole store's workspaces, then its
 // sessions (as hearth migrate copies them): the sessions' Import finds the
-// workspaces known, and their names, trust and whether it was chosen
-// arrive.
+// workspaces known, and their names, trust, whether it was chosen and
+// the hash of their project config then arrive.
 func TestImportWorkspacesThenSessions(t *testing.T) {
 	ctx := context.Background()
 	src := archiveSQLite(t)
@@ -180,7 +180,7 @@ func TestImportWorkspacesThenSessions(t *testing.T) {
 	if _, err := src.AddWorkspace(ctx, Workspace{Path: "/home/me/src", Name: "Source", Trust: TrustReadOnly}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.AddWorkspace(ctx, Workspace{Path: "/home/me/by-hand", Trust: TrustTrusted}); err != nil {
+	if _, err := src.AddWorkspace(ctx, Workspace{Path: "/home/me/by-hand", Trust: TrustTrusted, ConfigHash: hashA}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.TouchWorkspace(ctx, "/home/me/headless"); err != nil {
@@ -194,7 +194,11 @@ func TestImportWorkspacesThenSessions(t *testing.T) {
 	for _, w := range ws {
 		chosen[w.Path] = w.TrustChosen
 	}
-	if !chosen["/home/me/src"] || !chosen["/home/me/by-hand"] || chosen["/home/me/headless"] {
+	hashes := map[string]string{}
+	for _, w := range ws {
+		hashes[w.Path] = w.ConfigHash
+	}
+	if !chosen["/home/me/src"] || !chosen["/home/me/by-hand"] || chosen["/home/me/headless"] || hashes["/home/me/by-hand"] != hashA || hashes["/home/me/src"] != "" {
 		t.Fatalf("the source's workspaces: %+v", ws)
 	}
 	a, err := src.Export(ctx, id)
@@ -220,7 +224,7 @@ func TestImportWorkspacesThenSessions(t *testing.T) {
 		}
 		for _, w := range ws {
 			g := byPath[w.Path]
-			if g.Name != w.Name || g.Trust != w.Trust || g.TrustChosen != w.TrustChosen || g.Sessions != w.Sessions || !g.CreatedAt.Equal(w.CreatedAt) || g.LastUsed.Before(w.LastUsed) {
+			if g.Name != w.Name || g.Trust != w.Trust || g.TrustChosen != w.TrustChosen || g.ConfigHash != w.ConfigHash || g.Sessions != w.Sessions || !g.CreatedAt.Equal(w.CreatedAt) || g.LastUsed.Before(w.LastUsed) {
 				t.Errorf("%q: %+v, was %+v", w.Path, g, w)
 			}
 		}
