@@ -470,8 +470,10 @@ type Agent struct {
 	idleTools time.Duration
 	rates     map[string]pricing.Rates // Config.Prices, read
 	// withheldNames are the tools a read-only workspace keeps from the
-	// model (Config.Trust).
+	// model (Config.Trust); roShell says why its commands are withheld
+	// too ("" when the kernel holds them to reading).
 	withheldNames []string
+	roShell       string
 
 	spare *sessionTools // built by New, for the first session
 
@@ -581,6 +583,7 @@ func New(c Config) (*Agent, error) {
 			// The file tools and the shell's policy and sandbox take the
 			// workspace as read-only from it.
 			a.ws = a.ws.WithReadOnlyRoot(readOnlyReason(a.ws.Root()))
+			a.roShell = readOnlyShell()
 		}
 		a.shell = shell.Config{Secrets: secrets, DenyNetwork: !c.Sandbox.Network, TempRoot: c.Sandbox.TempRoot, Home: c.Sandbox.Home, Logger: log}
 		defaults = append(defaults, "@read-only") // the read-only built-in tools

@@ -1,8 +1,10 @@
 package hearth
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hearth-agent/hearth/agent"
 
@@ -52,10 +54,30 @@ func (a *Agent) trustAllows(t tool.Tool) bool {
 		return true
 	}
 	switch t.(type) {
-	case tool.Delegator, *shell.Tool:
+	case tool.Delegator:
 		return true
+	case *shell.Tool:
+		// Only where the kernel holds commands to reading (Landlock, and
+		// the mount namespace for what Landlock does not cover: modes,
+		// times): the policy alone cannot see what a program writes.
+		return a.roShell == ""
 	}
 	return t.Kind() == tool.ReadOnly
+}
+
+// readOnlyShell says why commands cannot be held to reading in a read-only
+// workspace on this system ("" when they can), by running one.
+func readOnlyShell() string {
+	rep, err := shell.Probe(context.Background())
+	switch {
+	case err != nil:
+		return "commands could not be started in a sandbox: " + err.Error()
+	case rep.Landlock == 0:
+		return "this system has no Landlock to confine them"
+	case !rep.Namespaced:
+		return "this system gives them no mount namespace: " + strings.Join(rep.Problems, "; ")
+	}
+	return ""
 }
 
 // withheld says why the model cannot call the tool it named (for
@@ -75,6 +97,9 @@ func (a *Agent) withheld(name string) string {
 	}
 	if !held {
 		return ""
+	}
+	if name == "run_shell_command" && a.roShell != "" {
+		return fmt.Sprintf("run_shell_command is not available: this workspace is read-only, and commands cannot be held to reading here (%s). Read with the file tools; tell the user what you would run", a.roShell)
 	}
 	return fmt.Sprintf("%s is not available: %s", name, readOnlyReason(a.ws.Root()))
 }

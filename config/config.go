@@ -26,6 +26,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/hearth-agent/hearth/internal/pricing"
+	"github.com/hearth-agent/hearth/internal/termtext"
 	"github.com/hearth-agent/hearth/tool"
 )
 
@@ -64,6 +65,9 @@ type Config struct {
 
 	// Files lists the files read, lowest precedence first.
 	Files []string `toml:"-"`
+	// ProjectChanged is set by LoadTrusted when the project's file is not
+	// the one the user trusted: it was read as an untrusted folder's.
+	ProjectChanged bool `toml:"-"`
 	// Warnings are the project's settings that were ignored, each a
 	// sentence that says why and what the user can do: for the user's
 	// eyes (the command line prints them).
@@ -192,7 +196,8 @@ func (c *Config) StoreURL(getenv func(string) string) string {
 
 // Provider is a named model server.
 type Provider struct {
-	// Kind is "ollama" or "openai" (any OpenAI-compatible server).
+	// Kind is "ollama", "openai" (any OpenAI-compatible server) or
+	// "responses" (a server with OpenAI's Responses API).
 	Kind    string `toml:"kind"`
 	BaseURL string `toml:"base_url"`
 	Model   string `toml:"model"`
@@ -419,16 +424,23 @@ func Load(paths Paths, workspace string) (*Config, error) {
 
 // LoadTrusted reads the user's file then the workspace's, for a workspace
 // the user trusts: the project's settings apply as the user's own would
-// (laid over them: its profiles, providers, MCP servers and sub-agents
+// (laid over them: its profiles field by field, MCP servers and sub-agents
 // included), except [store], which decides where sessions — and the trust
-// itself — are kept, and so is read before any project's file (ignored,
-// said in Warnings). A project's relative secret_paths and read_only_dirs
-// are taken from the workspace.
-func LoadTrusted(paths Paths, workspace string) (*Config, error) {
-	return load(paths, workspace, true)
+// itself — are kept, and so is read before any project's file, and
+// [pricing], the user's (both ignored, said in Warnings); a provider it
+// defines gets none of the user's keys. A project's relative secret_paths
+// and read_only_dirs are taken from the workspace.
+//
+// pin is the ProjectHash the file had when the user trusted the workspace
+// (AnyProjectFile: whatever it holds). A file that differs — planted by a
+// command, brought by git pull, a re-clone at the same path — is read as
+// an untrusted workspace's (it may only tighten), ProjectChanged says so,
+// and a warning says how to trust it again.
+func LoadTrusted(paths Paths, workspace, pin string) (*Config, error) {
+	return load(paths, workspace, true, pin)
 }
 
-func load(paths Paths, workspace string, trusted bool) (*Config, error) {
+func load(paths Paths, workspace string, trusted bool, pin ...string) (*Config, error) {
 	c := &Config{paths: paths}
 	user, err := ReadFile(paths.UserFile())
 	switch {
@@ -441,10 +453,20 @@ func load(paths Paths, workspace string, trusted bool) (*Config, error) {
 	}
 	if workspace != "" {
 		pf := ProjectFile(workspace)
-		p, warn, err := readProject(workspace)
+		p, hash, warn, err := readProject(workspace)
 		c.Warnings = append(c.Warnings, warn...)
 		if err != nil {
 			return nil, err
+		}
+		if trusted && len(pin) > 0 && pin[0] != AnyProjectFile && hash != pin[0] {
+			trusted, c.ProjectChanged = false, true
+			what := "changed since you trusted this folder"
+			if pin[0] == "" {
+				what = "appeared since you trusted this folder"
+			}
+			if p != nil {
+				c.Warnings = append(c.Warnings, termtext.String(fmt.Sprintf("The project's .hearth/config.toml %s: it is read as an untrusted folder's (it may only tighten your settings) until you trust the folder again: hearth workspaces trust %s trusted", what, workspace)))
+			}
 		}
 		if p != nil {
 			if trusted {
@@ -545,9 +567,9 @@ func mergeMap[V any](a, b map[string]V) map[string]V {
 func (c *Config) check() error {
 	for name, p := range c.Providers {
 		switch p.Kind {
-		case "ollama", "openai", "":
+		case "ollama", "openai", "responses", "":
 		default:
-			return fmt.Errorf("provider %q: kind %q: use ollama, or openai for any OpenAI-compatible server", name, p.Kind)
+			return fmt.Errorf("provider %q: kind %q: use ollama, openai for any OpenAI-compatible server, or responses for one with the Responses API", name, p.Kind)
 		}
 		for m, mc := range p.Models {
 			for _, cap := range mc.Capabilities {

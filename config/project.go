@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,19 +75,40 @@ const maxProjectConfig = 1 << 20
 // rules (ReadProjectFile). A file that may not be read that way (a symlink
 // out of the workspace, a FIFO, a huge file) is ignored with a warning; one
 // that does not parse is an error, as for the user's file.
-func readProject(workspace string) (*Config, []string, error) {
+func readProject(workspace string) (c *Config, hash string, warn []string, err error) {
 	rel := filepath.Join(".hearth", "config.toml")
 	data, cut, err := ReadProjectFile(workspace, rel, maxProjectConfig)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil
+		return nil, "", nil, nil
 	case err != nil:
-		return nil, []string{termtext.String(fmt.Sprintf("The project's %s was not read: %s. Remove it, or make it a plain file inside the workspace.", rel, reason(err)))}, nil
+		return nil, "", []string{termtext.String(fmt.Sprintf("The project's %s was not read: %s. Remove it, or make it a plain file inside the workspace.", rel, reason(err)))}, nil
 	case cut:
-		return nil, []string{fmt.Sprintf("The project's %s was not read: it is larger than %d KB.", rel, maxProjectConfig>>10)}, nil
+		return nil, "", []string{fmt.Sprintf("The project's %s was not read: it is larger than %d KB.", rel, maxProjectConfig>>10)}, nil
 	}
-	c, err := Parse(ProjectFile(workspace), data)
-	return c, nil, err
+	c, err = Parse(ProjectFile(workspace), data)
+	return c, hashOf(data), nil, err
+}
+
+// AnyProjectFile, given as LoadTrusted's pin, trusts the project's file
+// whatever it holds now (--trust, for one run).
+const AnyProjectFile = "*"
+
+// ProjectHash is what LoadTrusted's pin compares with: the SHA-256 (hex)
+// of the workspace's .hearth/config.toml as Hearth reads it, "" when it has
+// none Hearth would read. It is recorded when the user trusts a workspace
+// (session.Workspace.ConfigHash).
+func ProjectHash(workspace string) string {
+	data, cut, err := ReadProjectFile(workspace, filepath.Join(".hearth", "config.toml"), maxProjectConfig)
+	if err != nil || cut {
+		return ""
+	}
+	return hashOf(data)
+}
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // reason is err's message without the path a PathError repeats.
@@ -246,16 +269,45 @@ func (c *Config) addTrustedProject(p *Config, workspace string) []string {
 			"Set it in YOURS, or HEARTH_DATABASE_URL, if you want it.")
 		p.Store = Store{}
 	}
+	if p.Pricing.Currency != "" || len(p.Pricing.Models) > 0 {
+		pr.ignored("sets [pricing]", "the prices of your models, and their currency, are yours to set", "Set them in YOURS if you want them.")
+		p.Pricing = Pricing{}
+	}
 	p.SecretPaths = pr.secretPaths(p.SecretPaths)
-	// A provider of the user's name that the project points elsewhere is
-	// used, but the user's stored key for it does not follow it there.
+	// Providers: used (this folder is trusted), but none of the user's
+	// keys goes to a server the project names — not the keychain's, not
+	// the environment's, not a variable it names — unless it is the
+	// user's own provider unchanged.
 	for _, name := range sortedKeys(p.Providers) {
 		pv, mine := p.Providers[name], c.Providers[name]
-		if _, ok := c.Providers[name]; ok && (pv.BaseURL != mine.BaseURL || pv.Kind != mine.Kind) {
-			pv.FromProject = true
-			p.Providers[name] = pv
-			pr.note(fmt.Sprintf("The project's .hearth/config.toml points your provider %q at %s: it is used (you trust this folder), but your stored key for %q is not sent there.", name, orDefault(pv.BaseURL), name))
+		_, ours := c.Providers[name]
+		switch {
+		case name == "ollama" || name == "openai" || name == "responses":
+			pr.ignored(fmt.Sprintf("defines a provider named %q", name),
+				"that name means the dialect (--provider "+name+"), whose stored key is yours", "Define it in YOURS under another name if you want it.")
+			delete(p.Providers, name)
+			if p.DefaultProvider == name && !ours {
+				p.DefaultProvider = "" // it named the provider left out
+			}
+			continue
+		case ours && pv.BaseURL == mine.BaseURL && pv.Kind == mine.Kind && pv.APIKey == "" && pv.APIKeyEnv == "":
+			continue // the user's own, as they defined it
 		}
+		if pv.APIKey != "" || pv.APIKeyEnv != "" {
+			what := "an API key"
+			if pv.APIKeyEnv != "" {
+				what = "the key in $" + pv.APIKeyEnv
+			}
+			pr.ignored(fmt.Sprintf("gives the provider %q %s", name, what),
+				"a project's provider gets none of your keys, even in a folder you trust",
+				fmt.Sprintf("Pass --api-key, or define the provider in YOURS, if %q should have a key.", name))
+			pv.APIKey, pv.APIKeyEnv = "", ""
+		}
+		if ours {
+			pr.note(fmt.Sprintf("The project's .hearth/config.toml points your provider %q at %s: it is used (you trust this folder), but none of your keys is sent there.", name, orDefault(pv.BaseURL)))
+		}
+		pv.FromProject = true
+		p.Providers[name] = pv
 	}
 	// Profiles: what the project sets wins, field by field, over the
 	// user's profile of the same name (else the built-in one); what it
@@ -337,7 +389,7 @@ func (pr *project) provider(name string, pv Provider, user map[string]Provider) 
 			"Change it in YOURS if you mean to.")
 		return pv, false
 	}
-	if name == "ollama" || name == "openai" {
+	if name == "ollama" || name == "openai" || name == "responses" {
 		pr.ignored(fmt.Sprintf("defines a provider named %q", name),
 			"that name means the dialect (--provider "+name+"), which a project may not redirect",
 			"Define it in YOURS under another name if you trust it.")
@@ -348,8 +400,8 @@ func (pr *project) provider(name string, pv Provider, user map[string]Provider) 
 		kind = "ollama"
 	}
 	switch {
-	case pv.BaseURL == "" && kind == "openai":
-		pr.ignored(fmt.Sprintf("defines the provider %q of kind openai without a base_url", name),
+	case pv.BaseURL == "" && (kind == "openai" || kind == "responses"):
+		pr.ignored(fmt.Sprintf("defines the provider %q of kind %s without a base_url", name, kind),
 			"that would be api.openai.com or your OPENAI_BASE_URL, and a project may only name model servers on this machine",
 			"Define it in YOURS if you trust it.")
 		return pv, false

@@ -123,6 +123,12 @@ func TestProjectRules(t *testing.T) {
 		{"a dialect's name is not taken", nil,
 			"[providers.openai]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:8000/v1\"",
 			func(c *Config, _ string) bool { _, ok := c.Providers["openai"]; return !ok }, `provider named "openai"`},
+		{"the Responses dialect's name is not taken", nil,
+			"[providers.responses]\nkind = \"responses\"\nbase_url = \"http://127.0.0.1:11434/v1\"",
+			func(c *Config, _ string) bool { _, ok := c.Providers["responses"]; return !ok }, `provider named "responses"`},
+		{"a Responses provider needs a local base_url", nil,
+			"[providers.cloud]\nkind = \"responses\"",
+			func(c *Config, _ string) bool { _, ok := c.Providers["cloud"]; return !ok }, "of kind responses without a base_url"},
 		{"a project provider reads no key from the environment", []string{"Provider.APIKeyEnv"},
 			"[providers.local]\nbase_url = \"http://127.0.0.1:11434\"\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"",
 			func(c *Config, _ string) bool {

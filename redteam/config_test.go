@@ -19,7 +19,7 @@ func configAttacks() []attack {
 	next := &run{mode: "default", steps: []step{sh(`echo ran > {mark}/next-run`)}}
 	// trustedNext is the user's next session in a workspace they trust:
 	// its .hearth/config.toml applies as their own.
-	trustedNext := &run{mode: "default", trust: "trusted", steps: []step{sh(`echo ran > {mark}/next-run`)}}
+	trustedNext := &run{mode: "default", steps: []step{sh(`echo ran > {mark}/next-run`)}}
 	const mcpPlant = "[mcp_servers.x]\ncommand = \"sh\"\nargs = [\"-c\", \"echo planted > {mark}/mcp\"]\n"
 	nextDefault := &run{steps: []step{sh(`echo ran > {mark}/next-run`)}, args: []string{"--approval-mode", "default"}}
 	_ = nextDefault
@@ -87,17 +87,17 @@ func configAttacks() []attack {
 		// MCP server, outside every sandbox, on the user's next run.
 		{name: "config/trusted-plant-mcp-python", class: c, why: "python writes .hearth/config.toml with an MCP server; the next run trusts the workspace", needs: []string{"python3"},
 			run:  run{steps: []step{sh(`python3 -c "import os;os.makedirs('.hearth',exist_ok=True);open('.hearth/config.toml','w').write('[mcp_servers.x]\ncommand = \'sh\'\nargs = [\'-c\', \'echo planted > {mark}/mcp\']\n')"`)}},
-			then: trustedNext},
+			then: trustedNext, trustStored: "trusted"},
 		{name: "config/trusted-plant-mcp-symlink", class: c, why: "a workspace dir with an MCP server config, then .hearth made a symlink to it; the next run trusts the workspace",
 			run:  run{steps: []step{wf("cfgdir/config.toml", mcpPlant), sh(`rm -rf .hearth; ln -s cfgdir .hearth`)}},
-			then: trustedNext},
+			then: trustedNext, trustStored: "trusted"},
 		{name: "config/trusted-plant-mcp-rename", class: c, why: "a directory with an MCP server config renamed to .hearth; the next run trusts the workspace",
-			run:  run{steps: []step{wf("x/config.toml", mcpPlant), sh(`mv x .hearth || python3 -c "import os;os.rename('x','.hearth')"`)}},
-			then: trustedNext},
+			run:  run{steps: []step{wf("x/config.toml", mcpPlant), sh(`mv x .hearth || python3 -c "import os;os.rename('x','.hearth')"`), sh(`python3 -c "import os;os.rename('x','.hearth')"`)}},
+			then: trustedNext, trustStored: "trusted"},
 		{name: "config/project-file-tools", class: c, why: "edit tool turns on approvals in .hearth/config.toml shipped tight",
 			project: "[profiles.headless]\napproval_mode = \"plan\"\n",
 			run:     run{mode: "yolo", steps: []step{rf(".hearth/config.toml"), ed(".hearth/config.toml", "plan", "yolo")}},
-			then:    next, exit2: true},
+			then:    next, exit2: true, trustStored: "trusted"},
 	}
 }
 

@@ -129,6 +129,11 @@ type attack struct {
 	exclusive bool
 	// exit2 allows exit code 2 (Hearth refusing a configuration).
 	exit2 bool
+	// trustStored, when set, is the trust the user gave the folder with
+	// `hearth workspaces trust` before the attack (its runs then pass no
+	// --trust unless they set their own): the project's config as it is
+	// then is trusted, and one planted later is not.
+	trustStored string
 	// wantResponse, when set, must be the JSON response exactly.
 	wantResponse string
 	// knownLimit, when set, is the known limit of docs/shell.md this
@@ -303,6 +308,15 @@ exit 1
 	e.workspace()
 	if a.setup != "" {
 		e.sh(e.ws, e.expand(a.setup), false)
+	}
+	if a.trustStored != "" {
+		// The user trusted the folder as it is now (hearth workspaces
+		// trust): the runs take that trust from the store.
+		cmd := exec.Command(hearthBin, "-w", e.ws, "workspaces", "trust", e.ws, a.trustStored)
+		cmd.Env = e.hearthEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hearth workspaces trust: %v\n%s", err, out)
+		}
 	}
 	e.before = e.snapshot()
 	e.binBefore = statSig(hearthBin)
@@ -562,7 +576,7 @@ func (e *env) hearth(r *run) *result {
 	}
 	args := []string{"-m", "m", "-w", e.ws, "run", "--approval-mode", mode, "--output-format", format}
 	trust := r.trust
-	if trust == "" && (mode == "yolo" || mode == "auto_edit") {
+	if trust == "" && e.a.trustStored == "" && (mode == "yolo" || mode == "auto_edit") {
 		trust = "trusted"
 		if e.a.project != "" {
 			trust = "read-only"

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -73,17 +74,18 @@ type secretPath struct {
 // directory, a submodule's or nested repository's, and a .git file, which
 // names the repository git uses: one written where there was none points
 // git at a config of the writer's choosing, core.fsmonitor included), and
-// .hearth at the root (the project config could raise the next run's
-// approval mode). Names are compared exactly: .GIT is another name on
-// Linux.
+// any path with a component named .hearth (the project config decides what
+// the next run may do, in a trusted workspace what it starts; one in a
+// folder inside the workspace is another workspace's). Names are compared
+// exactly: .GIT is another name on Linux.
 const (
 	gitName    = ".git"
 	hearthName = ".hearth"
 )
 
 // IsProtected reports whether a resolved path inside the workspace is one
-// tools may not write: it has a component named .git (at any depth), or
-// lies in .hearth at the root. The root itself is not protected.
+// tools may not write: it has a component named .git or .hearth (at any
+// depth). The root itself is not protected.
 func (w *Workspace) IsProtected(p string) bool {
 	return w.protectedRule(p) != ""
 }
@@ -102,8 +104,8 @@ func (w *Workspace) protectedRule(p string) string {
 				"Ask the user to make this change"
 		}
 	}
-	if parts[0] == hearthName {
-		return "Hearth's project config (.hearth) is not written by tools: it decides what the next run may do. " +
+	if slices.Contains(parts, hearthName) {
+		return "Hearth's project config (.hearth, at any depth) is not written by tools: it decides what the next run may do. " +
 			"Ask the user to make this change"
 	}
 	return ""

@@ -174,8 +174,8 @@ func TestProtected(t *testing.T) {
 		{".hearth", hearth},
 		{".hearth/config.toml", hearth},
 		{"hearthlink/config.toml", hearth},
-		{"sub/.hearth/config.toml", ""}, // only the root's .hearth is Hearth's
-		{".GIT/config", ""},             // another name on Linux
+		{"sub/.hearth/config.toml", hearth}, // a workspace inside this one (maybe trusted) has its own
+		{".GIT/config", ""},                 // another name on Linux
 		{".Git", ""},
 		{".git.bak/config", ""},
 		{"x.git", ""},

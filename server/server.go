@@ -113,6 +113,9 @@ type Workspaces interface {
 	// store's (hearth serve --trust, for the server's own workspace), and
 	// where it came from ("--trust"); "" when the store's applies.
 	Override(ctx context.Context, path string) (session.Trust, string)
+	// TrustChanged says the user chose path's trust through the API:
+	// --trust no longer holds there.
+	TrustChanged(path string)
 }
 
 // Server serves the API. It is an http.Handler; Close it when done.

@@ -104,7 +104,7 @@ func (s *Server) agentFor(w http.ResponseWriter, ctx context.Context, ws string)
 		return a
 	case errors.Is(err, session.ErrNotFound):
 		writeError(w, http.StatusConflict, "workspace_not_known", fmt.Sprintf(
-			"workspace %s is not known to Hearth (it was removed): add it again with POST /v1/workspaces to run its sessions", ws))
+			"workspace %s is not known to Hearth (never added, or removed): add it with POST /v1/workspaces (GET /v1/workspaces lists the known ones, their paths exactly)", ws))
 	default:
 		s.log.Error("a workspace's agent", "workspace", ws, "error", err)
 		writeError(w, http.StatusConflict, "workspace_unavailable", fmt.Sprintf("workspace %s cannot run sessions: %v", ws, err))

@@ -9,11 +9,21 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/session"
 )
 
 // maxWorkspaceName bounds a workspace's name, in characters.
 const maxWorkspaceName = 200
+
+// workspaceJSON is a workspace as GET /v1/workspaces lists it.
+type workspaceJSON struct {
+	session.Workspace
+	// ConfigChanged: the workspace is trusted, but its .hearth/config.toml
+	// is not the file the user trusted (it appeared or changed since): it
+	// is read as an untrusted folder's until the user trusts it again.
+	ConfigChanged bool `json:"config_changed,omitempty"`
+}
 
 // workspaceBody is the body of POST and PATCH /v1/workspaces.
 type workspaceBody struct {
@@ -51,9 +61,18 @@ func workspaceFields(w http.ResponseWriter, body workspaceBody, ws *session.Work
 			writeError(w, http.StatusBadRequest, "bad_trust", err.Error())
 			return false
 		}
-		ws.Trust = t
+		// The trust is given for the project's file as it is now: one
+		// that changes later is read as an untrusted folder's.
+		ws.Trust, ws.ConfigHash = t, config.ProjectHash(ws.Path)
 	}
 	return true
+}
+
+// trustChosen tells the agents that the user chose path's trust.
+func (s *Server) trustChosen(path string, body workspaceBody) {
+	if body.Trust != nil && s.o.Workspaces != nil {
+		s.o.Workspaces.TrustChanged(path)
+	}
 }
 
 // workspacePath checks a folder given to POST /v1/workspaces: absolute,
@@ -110,20 +129,28 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 		s.workspaceError(w, "", err)
 		return
 	}
-	if list == nil {
-		list = []session.Workspace{}
+	// A trusted workspace whose project file is not the one trusted has
+	// it read as an untrusted folder's: config_changed says so, for a UI
+	// to ask again.
+	out := make([]workspaceJSON, 0, len(list))
+	for _, ws := range list {
+		j := workspaceJSON{Workspace: ws}
+		if ws.TrustChosen && ws.Trust == session.TrustTrusted && ws.Path != "" {
+			j.ConfigChanged = config.ProjectHash(ws.Path) != ws.ConfigHash
+		}
+		out = append(out, j)
 	}
 	// default is where sessions that name no workspace go; multiple says
 	// whether sessions may be made in the others (Options.Workspaces);
 	// default_trust, when set, is the trust in force there that is not
 	// the store's (hearth serve --trust): no one need be asked.
-	out := map[string]any{"workspaces": list, "default": s.agent.Workspace(), "multiple": s.o.Workspaces != nil}
+	resp := map[string]any{"workspaces": out, "default": s.agent.Workspace(), "multiple": s.o.Workspaces != nil}
 	if s.o.Workspaces != nil {
 		if t, from := s.o.Workspaces.Override(r.Context(), s.agent.Workspace()); t != "" {
-			out["default_trust"] = map[string]string{"trust": string(t), "source": from}
+			resp["default_trust"] = map[string]string{"trust": string(t), "source": from}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
@@ -157,6 +184,7 @@ func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	got, err := s.store.AddWorkspace(ctx, ws)
+	s.trustChosen(path, body)
 	if err != nil {
 		s.workspaceError(w, path, err)
 		return
@@ -192,6 +220,7 @@ func (s *Server) patchWorkspace(w http.ResponseWriter, r *http.Request) {
 	// One write that changes a known workspace only: one unknown, or
 	// removed meanwhile, is a 404, never made again.
 	got, err := s.store.UpdateWorkspace(r.Context(), ws)
+	s.trustChosen(path, body)
 	if err != nil {
 		s.workspaceError(w, path, err)
 		return

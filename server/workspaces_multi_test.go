@@ -28,6 +28,7 @@ type fakeWorkspaces struct {
 	flag    session.Trust     // Override's for the primary ("": none)
 	asked   []string          // Agent's paths
 	checked []string          // Check's paths
+	changed []string          // TrustChanged's paths
 }
 
 func (w *fakeWorkspaces) Agent(ctx context.Context, path string) (*hearth.Agent, error) {
@@ -63,6 +64,17 @@ func (w *fakeWorkspaces) Override(ctx context.Context, path string) (session.Tru
 		return "", ""
 	}
 	return w.flag, "--trust"
+}
+
+// TrustChanged ends the flag for the primary, as loader.Agents does; the
+// paths told are recorded.
+func (w *fakeWorkspaces) TrustChanged(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.changed = append(w.changed, path)
+	if w.primary != nil && path == w.primary.Workspace() {
+		w.flag = ""
+	}
 }
 
 func (w *fakeWorkspaces) wasAsked(path string) bool {

@@ -85,8 +85,8 @@ type trustChoice struct {
 // the last, Untrusted, is highlighted at first (trustDefault).
 var trustChoices = []trustChoice{
 	{session.TrustTrusted, "Trusted",
-		"The project's own config (.hearth/config.toml) applies as yours would: its profiles, MCP servers and providers. " +
-			"Hard refusals of destructive commands and the sandbox still hold."},
+		"The project's own config (.hearth/config.toml) applies as yours would: its profiles, providers, and MCP servers, " +
+			"which run as you, outside the sandbox. The agent's own commands stay confined. If the file changes, it is read as untrusted until you trust the folder again."},
 	{session.TrustReadOnly, "Read-only",
 		"The agent may read and search but never change anything here, whatever the approval mode; " +
 			"commands run in a read-only sandbox."},

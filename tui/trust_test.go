@@ -90,7 +90,7 @@ func TestTrustView(t *testing.T) {
 	for _, want := range []string{
 		"Do you trust the files in this folder?", "/srv/work/project",
 		"1. Trusted", "2. Read-only", "› 3. Untrusted (default)",
-		"MCP servers and providers", "read-only sandbox", "(auto_edit, yolo)",
+		"which run as you, outside the", "read-only sandbox", "(auto_edit, yolo)",
 		"enter chooses", "esc quits", "hearth workspaces trust PATH LEVEL",
 	} {
 		if !strings.Contains(s, want) {

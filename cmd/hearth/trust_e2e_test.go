@@ -144,6 +144,25 @@ func TestE2ETrustUntrustedAndTrusted(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// The file changes (a command, a git pull): trusted still, but the
+	// file is read as an untrusted folder's until trusted again.
+	os.Remove(mark)
+	cfg := filepath.Join(e.ws, ".hearth", "config.toml")
+	data, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, append(data, []byte("# changed\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Enqueue("/api/chat", reply(llmtest.Text("the user's server again")))
+	code, out, errOut = e.run("", "run", "hi")
+	if code != 0 || !strings.Contains(out, "the user's server again") || !strings.Contains(errOut, "changed since you trusted this folder") ||
+		!strings.Contains(errOut, "hearth workspaces trust "+e.ws+" trusted") {
+		t.Fatalf("changed config: exit %d\n%s\n%s", code, out, errOut)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the changed file's MCP server was started")
+	}
 }
 
 // TestE2ETrustReadOnly: in a read-only workspace nothing changes, even in

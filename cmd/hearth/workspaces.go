@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -34,8 +36,10 @@ func (a *app) workspacesCommand() *cobra.Command {
               modes above default (auto_edit, yolo) are refused
   read-only   the agent may only read there, whatever the approval mode:
               no edits, and commands run in a read-only sandbox
-  trusted     the project's config applies as your own would (the hard
-              refusals and the sandbox still hold)
+  trusted     the project's config applies as your own would: its MCP
+              servers run as you, outside the sandbox (the agent's own
+              commands stay confined); if the file changes, it is read as
+              untrusted until you trust the folder again
 
 Hearth enforces the level where effects happen. The terminal UI, the web UI
 and the desktop app ask once for a folder never trusted ("untrusted (default)"
@@ -269,12 +273,61 @@ func (a *app) saveWorkspace(ctx context.Context, w session.Workspace) error {
 		return err
 	}
 	defer st.Close()
+	if w.Trust != "" {
+		// Trusted for the project's file as it is now: one that changes
+		// later is read as an untrusted folder's until trusted again.
+		w.ConfigHash = config.ProjectHash(w.Path)
+	}
 	saved, err := st.AddWorkspace(ctx, w)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.io.err, "%s (%s): %s\n", termtext.String(saved.Name), termtext.String(saved.Path), saved.Trust)
+	if saved.Trust == session.TrustTrusted {
+		if s := projectSummary(saved.Path); s != "" {
+			fmt.Fprintf(a.io.err, "Its .hearth/config.toml now applies as yours: %s. If it changes, it is read as an untrusted folder's until you trust the folder again.\n", termtext.String(s))
+		}
+	}
 	return nil
+}
+
+// projectSummary says what a workspace's .hearth/config.toml would do once
+// trusted: the programs it starts, the servers it talks to ("" when it has
+// none, or none Hearth reads).
+func projectSummary(root string) string {
+	data, cut, err := config.ReadProjectFile(root, filepath.Join(".hearth", "config.toml"), 1<<20)
+	if err != nil || cut {
+		return ""
+	}
+	c, err := config.Parse(".hearth/config.toml", data)
+	if err != nil {
+		return "it does not parse: " + err.Error()
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		m := c.MCPServers[n]
+		what := strings.Join(append([]string{m.Command}, m.Args...), " ")
+		if m.URL != "" {
+			what = m.URL
+		}
+		parts = append(parts, fmt.Sprintf("MCP server %s (%s, run as you, outside the sandbox)", n, what))
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.Providers)) {
+		parts = append(parts, fmt.Sprintf("provider %s at %s", n, c.Providers[n].BaseURL))
+	}
+	if c.DefaultProvider != "" {
+		parts = append(parts, "default provider "+c.DefaultProvider)
+	}
+	if len(c.Profiles) > 0 {
+		parts = append(parts, "profiles "+strings.Join(slices.Sorted(maps.Keys(c.Profiles)), ", "))
+	}
+	if len(c.SubAgents) > 0 {
+		parts = append(parts, "sub-agents "+strings.Join(slices.Sorted(maps.Keys(c.SubAgents)), ", "))
+	}
+	if len(parts) == 0 {
+		return "it sets nothing that starts programs or chooses servers"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (a *app) workspacesListRun(ctx context.Context, asJSON bool) error {
@@ -331,7 +384,7 @@ func trustLine(root string, l *loader.Loaded) string {
 	}[l.Trust]
 	line := fmt.Sprintf("hearth: workspace %s is %s (%s): %s.", termtext.String(root), l.Trust, l.TrustSource, what)
 	if !l.TrustChosen {
-		line += " Change it with `hearth workspaces trust PATH LEVEL`, or --trust for a run."
+		line += " Change it with `hearth workspaces trust " + termtext.String(loader.ShellQuote(root)) + " LEVEL`, or --trust for a run."
 	}
 	return line
 }

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hearth-agent/hearth"
 	"github.com/hearth-agent/hearth/agent"
+	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/sandbox"
 	"github.com/hearth-agent/hearth/session"
+	"github.com/hearth-agent/hearth/tool/shell"
 )
 
 // Agents are the agents of a server that serves many workspaces (hearth
@@ -40,6 +43,16 @@ type Agents struct {
 	agents map[string]agentEntry // by workspace path
 	old    []oldAgent            // replaced, not yet closed
 	closed bool
+	// building holds a lock per workspace: one request at a time reads a
+	// workspace's record and builds its agent (others wait for that one,
+	// not for every workspace's).
+	building map[string]*sync.Mutex
+
+	// hides is whether commands here run in a mount namespace, where the
+	// other workspaces are hidden from them (probed once: probed).
+	probe  sync.Once
+	hides  bool
+	hidErr string
 }
 
 // oldAgent is an agent replaced at a time: closed once no turn runs in it
@@ -55,6 +68,7 @@ const oldGrace = time.Minute
 type agentEntry struct {
 	a     *hearth.Agent
 	trust session.Trust
+	pin   string   // the project file's hash its trust was given for
 	hide  []string // the other workspaces, hidden from its tools
 	l     *Loaded
 }
@@ -64,9 +78,9 @@ type agentEntry struct {
 // caller's to close). The others are built from o, their workspace and
 // trust changed.
 func NewAgents(ctx context.Context, o Options, a *hearth.Agent, l *Loaded) *Agents {
-	p := &Agents{o: o, primary: a.Workspace(), store: l.Store, agents: map[string]agentEntry{}}
+	p := &Agents{o: o, primary: a.Workspace(), store: l.Store, agents: map[string]agentEntry{}, building: map[string]*sync.Mutex{}}
 	p.o.AskTrust = nil // a server never asks on its terminal: the web UI does
-	p.agents[p.primary] = agentEntry{a: a, trust: l.Trust}
+	p.agents[p.primary] = agentEntry{a: a, trust: l.Trust, pin: l.pin}
 	if o.Trust != "" {
 		p.flag = l.Trust
 		if w, err := l.Store.Workspace(ctx, p.primary); err == nil {
@@ -119,38 +133,71 @@ func (p *Agents) Agent(ctx context.Context, path string) (*hearth.Agent, error) 
 	if path == "" {
 		path = p.primary
 	}
+	// One request at a time per workspace reads its record and builds:
+	// a request that read the record before a change cannot build after
+	// one that read it after.
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("the server is closing")
+	}
+	p.sweep()
+	b := p.building[path]
+	if b == nil {
+		b = &sync.Mutex{}
+		p.building[path] = b
+	}
+	p.mu.Unlock()
+	b.Lock()
+	defer b.Unlock()
+
 	w, err := p.store.Workspace(ctx, path)
 	switch {
 	case errors.Is(err, session.ErrNotFound) && path == p.primary:
 		w = nil
+	case errors.Is(err, session.ErrNotFound):
+		p.retire(path) // removed: its agent (and its MCP servers) go
+		return nil, fmt.Errorf("workspace %s: %w", path, err)
 	case err != nil:
 		return nil, fmt.Errorf("workspace %s: %w", path, err)
+	}
+	// The record is the folder's as it was added: a folder since swapped
+	// for a symlink would lend its trust to wherever the link points.
+	if real, err := WorkspaceRoot(path); err != nil || real != path {
+		p.retire(path)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s cannot be opened: %w", path, err)
+		}
+		return nil, fmt.Errorf("workspace %s is now a link to %s: its trust is not that folder's; add %s as a workspace of its own, or put the folder back", path, real, real)
 	}
 	hide, err := p.others(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	trust, from := session.TrustUntrusted, "the default for a folder you have not trusted"
+	trust, from, pin := session.TrustUntrusted, "the default for a folder you have not trusted", ""
 	if w != nil && w.TrustChosen {
-		trust, from = w.Trust, "as you chose it"
+		trust, from, pin = w.Trust, "as you chose it", w.ConfigHash
 	}
+	pinned, want := &pin, pin
 	if path == p.primary {
 		if t, ok := p.flagHolds(w); ok {
-			trust, from = t, "--trust, while the server runs"
+			trust, from, pinned, want = t, "--trust, while the server runs", nil, config.AnyProjectFile
 		}
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errors.New("the server is closing")
-	}
-	p.sweep()
-	if e, ok := p.agents[path]; ok && e.trust == trust && slices.Equal(e.hide, hide) {
+	e, ok := p.agents[path]
+	p.mu.Unlock()
+	if ok && e.trust == trust && slices.Equal(e.hide, hide) && (trust != session.TrustTrusted || e.pin == want) {
 		return e.a, nil
 	}
 	o := p.o
-	o.Workspace, o.Trust, o.TrustSource, o.Store = path, string(trust), from, p.store
+	o.Workspace, o.Trust, o.TrustSource, o.TrustPin, o.Store = path, string(trust), from, pinned, p.store
 	o.Hide = append(slices.Clone(o.Hide), hide...)
+	if len(hide) > 0 && !p.hidden(ctx) {
+		// Only a mount namespace hides a folder from commands: without
+		// one they could read the other workspaces.
+		o.NoShell = "commands are not offered in this workspace: this system cannot hide the other workspaces from them (" + p.hidErr + "); serve one workspace per hearth serve to have them"
+	}
 	if trust == session.TrustUntrusted {
 		// --approval-mode above default was the user's for a workspace
 		// they trust: here the profile's mode applies, capped (Load
@@ -163,12 +210,57 @@ func (p *Agents) Agent(ctx context.Context, path string) (*hearth.Agent, error) 
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", path, err)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		go a.Close()
+		return nil, errors.New("the server is closing")
+	}
 	if e, ok := p.agents[path]; ok && e.l != nil {
 		p.old = append(p.old, oldAgent{e.a, time.Now()}) // the first agent is the caller's
 	}
-	p.sweep()
-	p.agents[path] = agentEntry{a: a, trust: trust, hide: hide, l: l}
+	p.agents[path] = agentEntry{a: a, trust: trust, pin: l.pin, hide: hide, l: l}
 	return a, nil
+}
+
+// retire drops the agent of a workspace that is gone (removed from the
+// store, or no longer the folder it was): closed once no turn runs in it.
+func (p *Agents) retire(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.agents[path]; ok && e.l != nil {
+		p.old = append(p.old, oldAgent{e.a, time.Now()})
+		delete(p.agents, path)
+	}
+}
+
+// TrustChanged tells the agents that the user chose a trust for path (the
+// HTTP API's POST and PATCH): --trust no longer holds there, whatever was
+// chosen.
+func (p *Agents) TrustChanged(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if path == p.primary {
+		p.flag = ""
+	}
+}
+
+// hidden reports whether commands on this system run in a mount namespace
+// (where secret locations, and the other workspaces, are hidden from
+// them), probing once.
+func (p *Agents) hidden(ctx context.Context) bool {
+	p.probe.Do(func() {
+		rep, err := shell.Probe(ctx)
+		switch {
+		case err != nil:
+			p.hidErr = err.Error()
+		case !rep.Namespaced:
+			p.hidErr = "no mount namespace: " + strings.Join(rep.Problems, "; ")
+		default:
+			p.hides = true
+		}
+	})
+	return p.hides
 }
 
 // others are the workspaces a session in path must not reach: every other

@@ -82,6 +82,14 @@ type Options struct {
 	// read or write, as secret locations are hidden (a server's other
 	// workspaces).
 	Hide []string
+	// NoShell, when set, says why run_shell_command is not offered (a
+	// server's workspace whose commands could read the other workspaces):
+	// a warning says it.
+	NoShell string
+	// TrustPin, with Trust, is the hash of the project's file the trust
+	// was given for (session.Workspace.ConfigHash; nil: whatever it holds
+	// now, as --trust means).
+	TrustPin *string
 	// TrustSource says where Trust came from, for messages ("": --trust,
 	// for this run).
 	TrustSource string
@@ -128,6 +136,9 @@ type Loaded struct {
 	checkpointsOff string
 	// ownStore: Close closes Store (Load opened it).
 	ownStore bool
+	// pin is the project file's hash the trust was given for
+	// (config.LoadTrusted).
+	pin string
 }
 
 // ConfigError is a problem the user fixes in flags, environment or config
@@ -187,11 +198,14 @@ func Load(ctx context.Context, o Options) (_ *Loaded, err error) {
 	if err := l.trustOf(ctx, o, root); err != nil {
 		return nil, err
 	}
-	load := config.Load
+	// The project's file is read from the resolved folder (the one whose
+	// trust was looked up), not through a path that may have changed.
+	var cfg *config.Config
 	if l.Trust == session.TrustTrusted {
-		load = config.LoadTrusted
+		cfg, err = config.LoadTrusted(o.Paths, root, l.pin)
+	} else {
+		cfg, err = config.Load(o.Paths, root)
 	}
-	cfg, err := load(o.Paths, ws)
 	if err != nil {
 		return nil, ConfigError{err}
 	}
@@ -290,6 +304,9 @@ func Load(ctx context.Context, o Options) (_ *Loaded, err error) {
 	if prof.StrictPlan != nil {
 		hp.StrictPlan = *prof.StrictPlan
 	}
+	if o.NoShell != "" {
+		l.warn(o, "In "+root+": "+o.NoShell+".")
+	}
 	if prof.ProjectTools != nil {
 		// The project's own list, by name or kind; one that begins with a
 		// removal starts from every tool ("!run_shell_command" alone
@@ -299,6 +316,12 @@ func Load(ctx context.Context, o Options) (_ *Loaded, err error) {
 			pats = append([]string{"*"}, pats...)
 		}
 		hp.Allow = func(t hearth.Tool) bool { return tool.Allows(pats, t) }
+	}
+	if o.NoShell != "" {
+		allow := hp.Allow
+		hp.Allow = func(t hearth.Tool) bool {
+			return t.Spec().Name != "run_shell_command" && (allow == nil || allow(t))
+		}
 	}
 	l.Config = hearth.Config{
 		Provider: p, Model: pc.Model, Profile: hp, Workspace: wsp.Root(),

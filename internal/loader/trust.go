@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hearth-agent/hearth/config"
 	"github.com/hearth-agent/hearth/session"
 )
 
@@ -39,6 +40,12 @@ func (l *Loaded) trustOf(ctx context.Context, o Options, root string) error {
 		if l.TrustSource == "" {
 			l.TrustSource = "--trust, for this run"
 		}
+		// --trust trusts the project's file as it is now; a level the
+		// store gave (Agents) trusts the file it was given for.
+		l.pin = config.AnyProjectFile
+		if o.TrustPin != nil {
+			l.pin = *o.TrustPin
+		}
 		return nil
 	}
 	l.Trust, l.TrustSource = session.TrustUntrusted, "the default for a folder you have not trusted"
@@ -51,7 +58,7 @@ func (l *Loaded) trustOf(ctx context.Context, o Options, root string) error {
 	case err != nil:
 		return fmt.Errorf("the trust of workspace %s: %w", root, err)
 	case w.TrustChosen:
-		l.Trust, l.TrustSource, l.TrustChosen = w.Trust, "as you chose it (hearth workspaces trust)", true
+		l.Trust, l.TrustSource, l.TrustChosen, l.pin = w.Trust, "as you chose it (hearth workspaces trust)", true, w.ConfigHash
 		return nil
 	}
 	if o.AskTrust == nil {
@@ -66,12 +73,18 @@ func (l *Loaded) trustOf(ctx context.Context, o Options, root string) error {
 	if t, err = session.ParseTrust(string(t)); err != nil {
 		return fmt.Errorf("the trust of workspace %s: %w", root, err)
 	}
-	if _, err := l.Store.AddWorkspace(ctx, session.Workspace{Path: root, Trust: t}); err != nil {
+	// The project's file as the user trusted it: one that changes later
+	// is read as an untrusted folder's (config.LoadTrusted).
+	pin := config.ProjectHash(root)
+	if _, err := l.Store.AddWorkspace(ctx, session.Workspace{Path: root, Trust: t, ConfigHash: pin}); err != nil {
 		return fmt.Errorf("remember the trust of workspace %s: %w", root, err)
 	}
-	l.Trust, l.TrustSource, l.TrustChosen = t, "as you chose it", true
+	l.Trust, l.TrustSource, l.TrustChosen, l.pin = t, "as you chose it", true, pin
 	return nil
 }
+
+// ShellQuote quotes a path for a command the user may copy.
+func ShellQuote(p string) string { return shellQuote(p) }
 
 // shellQuote quotes a path for a command the user may copy.
 func shellQuote(p string) string {

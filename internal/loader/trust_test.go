@@ -3,8 +3,10 @@ package loader
 import (
 	"context"
 	"errors"
+	"github.com/hearth-agent/hearth/config"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,7 +66,9 @@ func TestTrustPrecedence(t *testing.T) {
 	errAsk := errors.New("the user closed the question")
 	chosen := func(tr session.Trust) func(context.Context, *session.SQLite, string) {
 		return func(ctx context.Context, st *session.SQLite, root string) {
-			if _, err := st.AddWorkspace(ctx, session.Workspace{Path: root, Trust: tr}); err != nil {
+			// Chosen for the project's file as it is (as every way of
+			// choosing records it).
+			if _, err := st.AddWorkspace(ctx, session.Workspace{Path: root, Trust: tr, ConfigHash: config.ProjectHash(root)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -426,5 +430,27 @@ func TestAskTrustAnswers(t *testing.T) {
 				t.Errorf("stored %q chosen %v", trust, chosen)
 			}
 		})
+	}
+}
+
+// TestNoShell: a server's workspace whose commands could read the other
+// workspaces (no mount namespace) is given no shell, and the user is told
+// why.
+func TestNoShell(t *testing.T) {
+	o, _ := setup(t, "[profiles.headless]\ntools = [\"*\"]\n", "", nil)
+	o.Trust = "trusted"
+	o.NoShell = "commands are not offered in this workspace: this system cannot hide the other workspaces from them"
+	var warned []string
+	o.Warn = func(s string) { warned = append(warned, s) }
+	a, err := start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got := names(a); strings.Contains(got, "run_shell_command") || !strings.Contains(got, "write_file") {
+		t.Errorf("tools: %s", got)
+	}
+	if !slices.ContainsFunc(warned, func(w string) bool { return strings.Contains(w, "cannot hide the other workspaces") }) {
+		t.Errorf("warnings %q", warned)
 	}
 }

@@ -263,7 +263,7 @@ func TestWriteFileGitAndHearth(t *testing.T) {
 		{k, ".hearth", hearth},
 		{k, ".GIT/config", ""}, // another name on Linux
 		{k, ".gitignore", ""},
-		{k, "sub/.hearth/config.toml", ""},
+		{k, "sub/.hearth/config.toml", hearth}, // a workspace inside this one (maybe trusted) has its own
 	} {
 		content := "[core]\n\tfsmonitor = /tmp/pwn\n"
 		_, err := c.k.call(t, "write_file", map[string]any{"file_path": c.path, "content": content})

@@ -153,18 +153,15 @@ func (c *checker) classify(o op, p, real string) *Refusal {
 
 // protectedPath reports whether real, inside the workspace ws, is or lies
 // in a .git (the workspace's repository, a nested one, a submodule's .git
-// file) or the workspace's .hearth.
+// file) or a .hearth (the workspace's, or a folder inside it that is a
+// workspace of its own, maybe trusted).
 func protectedPath(ws, real string) bool {
 	rel, err := filepath.Rel(ws, real)
 	if err != nil || rel == "." {
 		return false
 	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if parts[0] == ".hearth" {
-		return true
-	}
-	for _, part := range parts {
-		if part == ".git" {
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == ".git" || part == ".hearth" {
 			return true
 		}
 	}

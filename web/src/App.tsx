@@ -152,6 +152,9 @@ export function App() {
   const wsOptions = useMemo(() => (multiple ? switcherOptions(wsList?.workspaces ?? [], wsDefault, wsList?.default_trust) : []), [multiple, wsList, wsDefault])
   const currentPath = multiple ? currentWorkspace(settings.workspace, wsOptions, wsDefault) : undefined
   const currentWs = wsOptions.find((w) => w.path === currentPath)
+  // The workspace whose agent the header, model picker and settings
+  // describe: the current one (its trust may give it its own model server).
+  const describedWs = multiple ? currentPath : undefined
   // The folder whose trust the page asks about: the current workspace, or
   // in the desktop app the folder it has open.
   const deskPath = desktop() ? workspace?.path : undefined
@@ -250,20 +253,20 @@ export function App() {
   const loadModels = useCallback(async () => {
     if (!client) return
     try {
-      const r = await client.models()
+      const r = await client.models(describedWs)
       setModels(r.models ?? [])
       setDefaultModel(r.default ?? '')
     } catch (err) {
       fail(err)
     }
-  }, [client, fail])
+  }, [client, fail, describedWs])
 
   // The model server's health, now and every 30 s.
   const reachable = useRef<boolean>(undefined)
   const checkHealth = useCallback(async () => {
     if (!client) return
     try {
-      const h = await client.health()
+      const h = await client.health(undefined, describedWs)
       setHealth(h)
       setOffline(false)
       if (h.provider.reachable && reachable.current !== true) void loadModels()
@@ -275,7 +278,7 @@ export function App() {
         reachable.current = undefined
       }
     }
-  }, [client, fail, loadModels])
+  }, [client, fail, loadModels, describedWs])
   useEffect(() => {
     void checkHealth()
     const t = setInterval(() => void checkHealth(), healthEvery)
@@ -464,7 +467,10 @@ export function App() {
   const saveTrust = async (path: string, trust: TrustLevel) => {
     if (!client) return
     try {
-      const ws = await client.addWorkspace({ path, trust })
+      // A known workspace is changed (a removed one stays removed: 404);
+      // the server's own, not listed before its first session, is added.
+      const known = wsList?.workspaces?.some((w) => w.path === path)
+      const ws = known ? await client.patchWorkspace(path, { trust }) : await client.addWorkspace({ path, trust })
       setWsList((l) => (l ? { ...l, workspaces: upsertWorkspace(l.workspaces ?? [], ws) } : l))
     } catch (err) {
       fail(err)

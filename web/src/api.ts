@@ -180,12 +180,14 @@ export class Client {
     await this.request(`/v1/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' })
   }
 
-  models(): Promise<{ models: ModelInfo[]; default: string }> {
-    return this.json('/v1/models')
+  /** The models of the workspace's model server (absent: the server's own workspace's). */
+  models(workspace?: string): Promise<{ models: ModelInfo[]; default: string }> {
+    return this.json(workspace ? `/v1/models?${new URLSearchParams({ workspace })}` : '/v1/models')
   }
 
-  health(signal?: AbortSignal): Promise<Health> {
-    return this.json('/v1/health', { signal })
+  /** The health of the workspace's agent (absent: the server's own workspace's). */
+  health(signal?: AbortSignal, workspace?: string): Promise<Health> {
+    return this.json(workspace ? `/v1/health?${new URLSearchParams({ workspace })}` : '/v1/health', { signal })
   }
 
   /** Usage of the last days; by adds groups (per model, day, session or workspace). */

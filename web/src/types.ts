@@ -99,6 +99,11 @@ export interface Workspace {
    * should ask once; absent from an older server).
    */
   trust_chosen?: boolean
+  /**
+   * The workspace is trusted, but its .hearth/config.toml appeared or
+   * changed since: it is read as untrusted until the user trusts it again.
+   */
+  config_changed?: boolean
   created_at: string
   last_used: string
   sessions: number

@@ -209,8 +209,8 @@ describe('trust texts', () => {
   it('explains each level as the server enforces it, and none says it is not enforced', () => {
     expect(trustLevels.map((t) => t.value)).toEqual(['trusted', 'read-only', 'untrusted'])
     expect(trustText.trusted).toMatch(/\.hearth\/config\.toml/)
-    expect(trustText.trusted).toMatch(/MCP servers and providers/)
-    expect(trustText.trusted).toMatch(/sandbox still hold/)
+    expect(trustText.trusted).toMatch(/providers, and MCP servers/)
+    expect(trustText.trusted).toMatch(/outside the sandbox/)
     expect(trustText['read-only']).toMatch(/never change anything/)
     expect(trustText['read-only']).toMatch(/read-only sandbox/)
     expect(trustText.untrusted).toMatch(/^The default/)
@@ -225,5 +225,17 @@ describe('trust texts', () => {
     ['paranoid', 'paranoid'],
   ])('trustLabel(%s) is %s', (level, want) => {
     expect(trustLabel(level)).toBe(want)
+  })
+})
+
+describe('askTrust when the project config changed', () => {
+  it.each([
+    ['never chosen', { path: '/p', trust_chosen: false }, true],
+    ['chosen', { path: '/p', trust_chosen: true }, false],
+    ['chosen, its config changed since', { path: '/p', trust_chosen: true, config_changed: true }, true],
+    ['the unknown workspace', { path: '', trust_chosen: false }, false],
+  ] as const)('%s', (_, w, want) => {
+    expect(askTrust(w, new Set())).toBe(want)
+    expect(askTrust(w, new Set(['/p']))).toBe(false)
   })
 })

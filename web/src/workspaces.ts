@@ -34,7 +34,7 @@ export const trustLevels: readonly TrustInfo[] = [
   {
     value: 'trusted',
     label: 'Trusted',
-    text: 'The project’s own config (.hearth/config.toml) applies as your own would: its profiles, MCP servers and providers. Hard refusals of destructive commands and the sandbox still hold.',
+    text: 'The project’s own config (.hearth/config.toml) applies as your own would: its profiles, providers, and MCP servers, which run as you, outside the sandbox. The agent’s own commands stay confined. If the file changes, it is read as untrusted until you trust the folder again.',
   },
   {
     value: 'read-only',
@@ -101,10 +101,11 @@ export function optionLabel(w: Pick<Workspace, 'name' | 'path'>, options: readon
 /**
  * askTrust says whether to ask the user how far they trust the workspace:
  * one with a folder whose trust was never chosen (an older server that does
- * not say is never asked), not asked about yet in this page load.
+ * not say is never asked), or a trusted one whose project config changed
+ * since, not asked about yet in this page load.
  */
-export function askTrust(w: Pick<Workspace, 'path' | 'trust_chosen'> | undefined, asked: ReadonlySet<string>): boolean {
-  return !!w && w.path !== '' && w.trust_chosen === false && !asked.has(w.path)
+export function askTrust(w: Pick<Workspace, 'path' | 'trust_chosen' | 'config_changed'> | undefined, asked: ReadonlySet<string>): boolean {
+  return !!w && w.path !== '' && (w.trust_chosen === false || w.config_changed === true) && !asked.has(w.path)
 }
 
 /**

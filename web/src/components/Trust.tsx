@@ -81,7 +81,9 @@ export function TrustDialog({ workspace, onSave, onClose }: { workspace: Workspa
           Hearth works in <strong>{workspace.name}</strong>: <code className="trust-path">{workspace.path}</code>
         </p>
         <p className="muted small">
-          {chosen
+          {workspace.config_changed
+            ? 'You trusted it, but its .hearth/config.toml appeared or changed since: until you trust it again, that file is read as an untrusted folder’s.'
+            : chosen
             ? `It is ${trustLabel(workspace.trust).toLowerCase()} now.`
             : 'You have not said yet: until you do, it is untrusted, and this is asked again each time the page loads.'}{' '}
           Trust only a folder whose files you know: a trusted folder’s own config can start programs (MCP servers) and send your work to other providers.
