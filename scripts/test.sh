@@ -19,7 +19,9 @@
 #            real Ollama (the peer below), the MCP integration tests against
 #            the real npm MCP servers (scripts/mcp-servers.sh), and the web
 #            UI's Playwright tests in Debian's Chromium (scripts/web.sh
-#            --deps), and the tests against a real PostgreSQL, which start
+#            --deps), the end-to-end test of hearth acp with the ACP
+#            TypeScript SDK from npm (scripts/acp-e2e.sh), and the tests
+#            against a real PostgreSQL, which start
 #            a throwaway server of their own from Debian's postgresql
 #            package (scripts/postgres.sh --deps installs it;
 #            HEARTH_PG_REQUIRED=1: they fail rather than skip without it);
@@ -136,6 +138,12 @@ stage_race() {
   # committed server/ui, which the web stage checks against its sources.
   scripts/web.sh --deps
   export HEARTH_WEB_E2E=1
+
+  log "ACP end-to-end test: the ACP TypeScript SDK (npm)"
+  # TestACPEndToEnd in cmd/hearth drives hearth acp with the official
+  # TypeScript SDK; HEARTH_ACP_E2E=1 makes it required.
+  scripts/acp-e2e.sh
+  export HEARTH_ACP_E2E=1
 
   log "PostgreSQL (Debian's postgresql package)"
   # The tests start servers of their own (internal/pgtest) from its

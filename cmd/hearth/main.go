@@ -163,7 +163,7 @@ Which server and model to use comes from flags, then the environment:
   HEARTH_IMPLICIT_THINK the model's template opens <think> itself (Qwen3
                         "thinking", DeepSeek-R1): replies hold only </think>
   OLLAMA_HOST           where Ollama listens (default 127.0.0.1:11434)
-  OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai
+  OPENAI_BASE_URL, OPENAI_API_KEY    for --provider openai and responses
   HEARTH_LOG            write the structured log on stderr: debug, info, warn
                         or error (unset: warnings only, as sentences)
   HEARTH_LOG_FORMAT     text (default) or json, with HEARTH_LOG
@@ -211,7 +211,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	root.SetVersionTemplate("hearth {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.flags.Kind, "provider", "", "model server dialect: ollama, or openai for any OpenAI-compatible server (env HEARTH_PROVIDER; default ollama)")
+	pf.StringVar(&a.flags.Kind, "provider", "", "model server dialect: ollama, openai for any OpenAI-compatible server, or responses for one with the Responses API (env HEARTH_PROVIDER; default ollama)")
 	pf.StringVar(&a.flags.BaseURL, "base-url", "", "server address, as `URL` (env HEARTH_BASE_URL, OLLAMA_HOST or OPENAI_BASE_URL)")
 	pf.StringVarP(&a.flags.Model, "model", "m", "", "model to use (env HEARTH_MODEL)")
 	pf.StringVar(&a.flags.APIKey, "api-key", "", "API key, for servers that want one (env HEARTH_API_KEY or OPENAI_API_KEY)")
@@ -223,7 +223,7 @@ Start with 'hearth doctor' to check that your server and model are ready.`,
 	root.Flags().StringVarP(&a.prompt, "prompt", "p", "", "run `PROMPT` headless and exit, as hearth run does")
 	a.addRunFlags(root, &a.rootRun)
 	a.addTUIFlags(root)
-	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.mcpCommand(), a.migrateCommand(), a.workspacesCommand(), a.usageCommand())
+	root.AddCommand(a.runCommand(), a.sessionsCommand(), a.modelsCommand(), a.doctorCommand(), a.authCommand(), a.serveCommand(), a.acpCommand(), a.mcpCommand(), a.migrateCommand(), a.workspacesCommand(), a.usageCommand())
 	return root
 }
 

@@ -182,7 +182,7 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 
 	// Read as read_file reads: never a named pipe or a device (refused
 	// without being opened, so nothing blocks), never more than the limit.
-	raw, fi, err := t.read(path)
+	raw, fi, err := t.read(ctx, path)
 	var nr *safefile.NotRegularError
 	var tl *safefile.TooLargeError
 	switch {
@@ -196,7 +196,7 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 		if err := ctx.Err(); err != nil {
 			return tool.Result{}, err
 		}
-		return t.create(path, rel, a)
+		return t.create(ctx, path, rel, a)
 	case errors.As(err, &nr) && nr.IsDir():
 		return tool.Result{}, fmt.Errorf("%s is a directory: give the path of a file", rel)
 	case errors.As(err, &nr):
@@ -253,9 +253,10 @@ func (t *Tool) run(ctx context.Context, _ tool.Call, a Args) (tool.Result, error
 }
 
 // read reads the file at path (resolved) through safefile, within the
-// size limit.
-func (t *Tool) read(path string) ([]byte, fs.FileInfo, error) {
-	return safefile.ReadFile(t.ws, path, t.maxSize())
+// size limit: from the editor when the turn has its file system
+// (tool.WithFiles).
+func (t *Tool) read(ctx context.Context, path string) ([]byte, fs.FileInfo, error) {
+	return safefile.ReadThrough(ctx, t.ws, path, t.maxSize())
 }
 
 func (t *Tool) maxSize() int64 {
@@ -307,9 +308,9 @@ func (t *Tool) fix(ctx context.Context, rel, content, old, new string, me *match
 
 // create writes a new file (old_string was ""). Missing directories are
 // made below the workspace root by WriteBeneath.
-func (t *Tool) create(path, rel string, a Args) (tool.Result, error) {
+func (t *Tool) create(ctx context.Context, path, rel string, a Args) (tool.Result, error) {
 	data := []byte(a.NewString)
-	if err := t.writeFile(path, data, 0o644); err != nil {
+	if err := t.writeFile(ctx, path, data, 0o644); err != nil {
 		return tool.Result{}, fmt.Errorf("writing %s: %w", rel, err)
 	}
 	if t.seen != nil {
@@ -337,10 +338,10 @@ func (t *Tool) write(ctx context.Context, path, rel string, raw []byte, content 
 	}
 	// The file must not have changed while the edit was worked out (a
 	// fixer call can take a while).
-	if now, _, err := t.read(path); err != nil || !bytes.Equal(now, raw) {
+	if now, _, err := t.read(ctx, path); err != nil || !bytes.Equal(now, raw) {
 		return tool.Result{}, fmt.Errorf("%s changed while the edit was being made: read it again, then edit", rel)
 	}
-	if err := t.writeFile(path, data, fi.Mode().Perm()); err != nil {
+	if err := t.writeFile(ctx, path, data, fi.Mode().Perm()); err != nil {
 		return tool.Result{}, fmt.Errorf("writing %s: %w", rel, err)
 	}
 	if t.seen != nil {
@@ -358,11 +359,13 @@ var testHookBeforeWrite func(path string)
 // descriptors below the workspace root rather than by the path checked: a
 // directory swapped for a symlink since cannot lead outside the workspace,
 // and the protected paths are checked again where the write really goes.
-func (t *Tool) writeFile(path string, data []byte, perm fs.FileMode) error {
+// When the turn has an editor's file system (tool.WithFiles), the path is
+// checked the same way and the editor writes it.
+func (t *Tool) writeFile(ctx context.Context, path string, data []byte, perm fs.FileMode) error {
 	if testHookBeforeWrite != nil {
 		testHookBeforeWrite(path)
 	}
-	return atomicfile.WriteBeneath(t.ws.Root(), path, data, perm, t.ws.Writable)
+	return atomicfile.WriteThrough(ctx, t.ws.Root(), path, data, perm, t.ws.Writable)
 }
 
 func (t *Tool) summary(rel string, m *match.Match, note, diff string, st match.DiffStat) string {

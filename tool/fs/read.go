@@ -36,7 +36,7 @@ func (e *env) readFile(ctx context.Context, _ tool.Call, a readFileArgs) (tool.R
 	if a.Offset < 0 || a.Limit < 0 {
 		return tool.Result{}, errors.New("offset and limit must not be negative")
 	}
-	p, data, err := e.load(a.FilePath)
+	p, data, err := e.load(ctx, a.FilePath)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -50,12 +50,14 @@ func (e *env) readFile(ctx context.Context, _ tool.Call, a readFileArgs) (tool.R
 // load resolves and reads a file for reading, within the size limit. It
 // never blocks: a named pipe, a socket or a device is refused without
 // being opened (see safefile.Open), and a file over the limit is not read.
-func (e *env) load(path string) (string, []byte, error) {
+// With an editor's file system in ctx (tool.WithFiles), a file in the
+// workspace is read from it, after the same checks.
+func (e *env) load(ctx context.Context, path string) (string, []byte, error) {
 	p, err := e.ws.Resolve(path, sandbox.Read)
 	if err != nil {
 		return "", nil, err
 	}
-	data, _, err := safefile.ReadFile(e.ws, p, e.lim.MaxFileSize)
+	data, _, err := safefile.ReadThrough(ctx, e.ws, p, e.lim.MaxFileSize)
 	if err != nil {
 		return "", nil, e.readErr(path, err)
 	}
@@ -205,7 +207,7 @@ func (e *env) readMany(ctx context.Context, _ tool.Call, a readManyArgs) (tool.R
 			fmt.Fprintf(&b, "\n[stopped after %d of %d files: the output limit was reached; read the rest separately]\n", i, len(names))
 			break
 		}
-		_, data, err := e.load(p)
+		_, data, err := e.load(ctx, p)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s (%v)", e.ws.Rel(p), err))
 			continue

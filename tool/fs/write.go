@@ -44,8 +44,9 @@ func (e *env) writeFile(ctx context.Context, _ tool.Call, a writeFileArgs) (tool
 	content := []byte(a.Content)
 	// The old content is read (to keep its line endings, and to check it
 	// is what the model last read), the way read_file reads: never a
-	// named pipe or a device, never more than the limit.
-	old, _, err := safefile.ReadFile(e.ws, p, e.lim.MaxFileSize)
+	// named pipe or a device, never more than the limit (from the
+	// editor, when the turn has its file system).
+	old, _, err := safefile.ReadThrough(ctx, e.ws, p, e.lim.MaxFileSize)
 	existed := err == nil
 	var nr *safefile.NotRegularError
 	var tl *safefile.TooLargeError
@@ -76,8 +77,10 @@ func (e *env) writeFile(ctx context.Context, _ tool.Call, a writeFileArgs) (tool
 	}
 	// By file descriptors below the root, not by the path just checked:
 	// a directory swapped for a symlink since cannot lead outside, and
-	// the protected paths are checked again where the write really goes.
-	if err := atomicfile.WriteBeneath(e.ws.Root(), p, content, 0o644, e.ws.Writable); err != nil {
+	// the protected paths are checked again where the write really goes
+	// (through the editor, when the turn has its file system: checked
+	// the same way first).
+	if err := atomicfile.WriteThrough(ctx, e.ws.Root(), p, content, 0o644, e.ws.Writable); err != nil {
 		return tool.Result{}, fmt.Errorf("writing %s: %w", a.FilePath, err)
 	}
 	e.seen.Record(p, content)

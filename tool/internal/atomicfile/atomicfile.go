@@ -14,6 +14,7 @@
 package atomicfile
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -23,6 +24,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hearth-agent/hearth/sandbox"
+	"github.com/hearth-agent/hearth/tool"
 	"github.com/hearth-agent/hearth/tool/internal/safefile"
 )
 
@@ -97,4 +100,74 @@ func fill(f *os.File, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// WriteThrough writes data as WriteBeneath does, unless the call's context
+// carries a tool.Files (an editor's file system, over ACP): the path is
+// then checked as WriteBeneath checks it before it writes (CheckBeneath),
+// and the text handed to files, which writes it by path (or, when it
+// cannot write: errors.ErrUnsupported, WriteBeneath writes it). perm
+// applies to a file WriteBeneath creates; the editor keeps its own.
+func WriteThrough(ctx context.Context, root, path string, data []byte, perm fs.FileMode, check func(path string) error) error {
+	files := tool.FilesOf(ctx)
+	if files == nil {
+		return WriteBeneath(root, path, data, perm, check)
+	}
+	if err := CheckBeneath(root, path, check); err != nil {
+		return err
+	}
+	err := files.WriteTextFile(ctx, filepath.Clean(path), string(data))
+	if errors.Is(err, errors.ErrUnsupported) {
+		return WriteBeneath(root, path, data, perm, check)
+	}
+	if err != nil {
+		return fmt.Errorf("the editor could not write %s: %w", path, err)
+	}
+	// What the editor wrote must be where it was checked to go.
+	if err := CheckBeneath(root, path, check); err != nil {
+		return fmt.Errorf("after the editor wrote %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckBeneath checks that path may be written as WriteBeneath would write
+// it, without writing: its directory is opened below root by file
+// descriptors, through no symlink (missing directories are made), check
+// is given the file's path as the kernel names that directory now, which
+// must be where the caller resolved it, and the file, if it exists, must be
+// a regular file. It is for a write that another program makes by path
+// (WriteThrough): what it checked can still change before that write,
+// which a process running in the workspace would have to race for.
+func CheckBeneath(root, path string, check func(path string) error) error {
+	root, path = filepath.Clean(root), filepath.Clean(path)
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s is not a file inside %s", path, root)
+	}
+	dir, err := sandbox.OpenDirBeneath(root, filepath.Dir(rel), true)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	at, err := sandbox.FilePath(dir)
+	if err != nil || !filepath.IsAbs(at) {
+		at = filepath.Dir(path) // no /proc: the path as the caller checked it
+	}
+	if at != filepath.Dir(path) {
+		return fmt.Errorf("%s: %w", path, errMoved)
+	}
+	target := filepath.Join(at, filepath.Base(path))
+	if check != nil {
+		if err := check(target); err != nil {
+			return err
+		}
+	}
+	fi, err := os.Lstat(target)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return notRegular(path, fi.Mode())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return nil
 }
