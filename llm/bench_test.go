@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 // replay is an http.RoundTripper answering every request with the same
@@ -97,6 +98,23 @@ func BenchmarkDecodeOpenAI(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			sc := llmtest.OpenAIStream("m", streamParts(benchChunks)...)
 			p := openai.New(openai.Options{BaseURL: "http://bench/v1",
+				HTTPClient: &http.Client{Transport: &replay{body: []byte(sc.Body()), ctype: "text/event-stream"}}})
+			benchStream(b, p, benchChunks, tools)
+		})
+	}
+}
+
+// BenchmarkDecodeResponses measures /v1/responses SSE decoding per chunk
+// (each event several times the size of a chat completion chunk).
+func BenchmarkDecodeResponses(b *testing.B) {
+	for _, tools := range []bool{false, true} {
+		name := "text"
+		if tools {
+			name = "text+tool-scan"
+		}
+		b.Run(name, func(b *testing.B) {
+			sc := llmtest.ResponsesStream("m", streamParts(benchChunks)...)
+			p := responses.New(responses.Options{BaseURL: "http://bench/v1",
 				HTTPClient: &http.Client{Transport: &replay{body: []byte(sc.Body()), ctype: "text/event-stream"}}})
 			benchStream(b, p, benchChunks, tools)
 		})

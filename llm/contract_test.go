@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 // transcriptDirs are the captures replayed by the contract tests: shapes
@@ -29,6 +30,13 @@ func providerFor(t *testing.T, tr *llmtest.Transcript, srv *llmtest.Server, mode
 	if strings.HasPrefix(tr.Path, "/api/") {
 		return ollama.New(ollama.Options{BaseURL: srv.URL, MaxRetries: -1, NumCtx: 4096})
 	}
+	if prefix, ok := strings.CutSuffix(tr.Path, "/responses"); ok {
+		opts := responses.Options{BaseURL: srv.URL + prefix, MaxRetries: -1}
+		if tr.Client.ImplicitThink {
+			opts.Models = map[string]openai.ModelConfig{model: {ImplicitThink: true}}
+		}
+		return responses.New(opts)
+	}
 	prefix, _, _ := strings.Cut(tr.Path, "/chat/completions")
 	prefix, _, _ = strings.Cut(prefix, "/models")
 	opts := openai.Options{BaseURL: srv.URL + prefix, MaxRetries: -1}
@@ -44,6 +52,7 @@ func requestFrom(t *testing.T, tr *llmtest.Transcript) *llm.Request {
 		Model  string `json:"model"`
 		Stream *bool  `json:"stream"`
 		Tools  []struct {
+			Name     string `json:"name"` // the Responses API
 			Function struct {
 				Name string `json:"name"`
 			} `json:"function"`
@@ -51,6 +60,9 @@ func requestFrom(t *testing.T, tr *llmtest.Transcript) *llm.Request {
 		Think              any             `json:"think"`
 		ReasoningEffort    string          `json:"reasoning_effort"`
 		ChatTemplateKwargs map[string]bool `json:"chat_template_kwargs"`
+		Reasoning          struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
 	}
 	if len(tr.RequestBody) > 0 {
 		if err := json.Unmarshal(tr.RequestBody, &body); err != nil {
@@ -69,7 +81,11 @@ func requestFrom(t *testing.T, tr *llmtest.Transcript) *llm.Request {
 		req.NoStream = true // OpenAI's default
 	}
 	for _, tl := range body.Tools {
-		req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Function.Name, Parameters: json.RawMessage(`{"type":"object"}`)})
+		name := tl.Function.Name
+		if name == "" {
+			name = tl.Name
+		}
+		req.Tools = append(req.Tools, llm.ToolSpec{Name: name, Parameters: json.RawMessage(`{"type":"object"}`)})
 	}
 	if tr.Expect != nil {
 		for _, name := range tr.Expect.OfferedTools {
@@ -90,7 +106,16 @@ func requestFrom(t *testing.T, tr *llmtest.Transcript) *llm.Request {
 	if body.ReasoningEffort != "" {
 		req.Think = &llm.Think{Enabled: true, Level: body.ReasoningEffort}
 	}
+	if body.Reasoning.Effort != "" {
+		req.Think = &llm.Think{Enabled: true, Level: body.Reasoning.Effort}
+	}
 	return req
+}
+
+// isChat reports whether a captured path is a chat call of some dialect:
+// /api/chat, /v1/chat/completions or /v1/responses.
+func isChat(path string) bool {
+	return strings.Contains(path, "chat") || strings.HasSuffix(path, "/responses")
 }
 
 func hasTool(ts []llm.ToolSpec, name string) bool {
@@ -120,7 +145,7 @@ func TestTranscripts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tr := range trs {
-			if tr.Expect == nil || !strings.Contains(tr.Path, "chat") {
+			if tr.Expect == nil || !isChat(tr.Path) {
 				continue
 			}
 			n++
@@ -198,7 +223,7 @@ func TestTranscriptsByteSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tr := range trs {
-		if tr.Expect == nil || tr.Expect.Error != "" || len(tr.Response.Chunks) < 2 || !strings.Contains(tr.Path, "chat") {
+		if tr.Expect == nil || tr.Expect.Error != "" || len(tr.Response.Chunks) < 2 || !isChat(tr.Path) {
 			continue
 		}
 		t.Run(tr.Name, func(t *testing.T) {

@@ -45,8 +45,8 @@ type Error struct {
 	Code Code
 	// Retryable says whether the same request may succeed later.
 	Retryable bool
-	// Provider is the provider's Kind ("ollama", "openai"); Op is what was
-	// being done ("chat", "list models", …).
+	// Provider is the provider's Kind ("ollama", "openai", "responses");
+	// Op is what was being done ("chat", "list models", …).
 	Provider string
 	Op       string
 	// Status is the HTTP status, 0 when there was none.

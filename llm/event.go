@@ -96,7 +96,7 @@ type Stream = iter.Seq2[Event, error]
 // interfaces, as an io.Writer may be an io.StringWriter: ModelLister (list
 // the server's models), ModelDescriber (describe one model), Embedder
 // (compute embeddings) and HealthChecker (check the server answers).
-// llm/ollama and llm/openai implement all four. Callers reach them through
+// llm/ollama, llm/openai and llm/responses implement all four. Callers reach them through
 // Models, Describe, Embed and Health, which use the ability when the
 // provider has it and otherwise return an *Error with CodeInvalidRequest, the
 // provider's Kind, the operation, a message saying the provider cannot do
@@ -109,7 +109,7 @@ type Stream = iter.Seq2[Event, error]
 // Implementations are safe for concurrent use.
 type Provider interface {
 	// Kind names the provider, for errors and logs: the wire dialect
-	// ("ollama" or "openai") for Hearth's own providers.
+	// ("ollama", "openai" or "responses") for Hearth's own providers.
 	Kind() string
 	// Chat sends req and streams the reply.
 	Chat(ctx context.Context, req *Request) Stream

@@ -1,8 +1,9 @@
 package llm_test
 
-// Integration tests against a real Ollama server, over both dialects Hearth
-// speaks to it: the native API (llm/ollama) and the OpenAI-compatible /v1
-// (llm/openai). They run only when HEARTH_OLLAMA_URL is set:
+// Integration tests against a real Ollama server, over the three dialects
+// Hearth speaks to it: the native API (llm/ollama), the OpenAI-compatible
+// /v1/chat/completions (llm/openai) and the Responses API, /v1/responses
+// (llm/responses). They run only when HEARTH_OLLAMA_URL is set:
 //
 //	../shared/ollama-peer/up.sh      # build (first time) and start the peer
 //	scripts/peer-models.sh           # add the scripted models these tests use
@@ -32,6 +33,7 @@ import (
 	"github.com/hearth-agent/hearth/llm"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 const (
@@ -143,7 +145,7 @@ func liveHasModel(names []string, model string) bool {
 
 // liveDialect is one way of talking to the server.
 type liveDialect struct {
-	name   string // "native" or "v1"
+	name   string // "native", "v1" or "responses"
 	native bool
 	base   string
 	p      llm.Provider
@@ -158,7 +160,19 @@ func liveDialects(t *testing.T) []liveDialect {
 	return []liveDialect{
 		{name: "native", native: true, base: base, p: ollama.New(ollama.Options{BaseURL: base, MaxRetries: -1})},
 		{name: "v1", base: base + "/v1", p: openai.New(openai.Options{BaseURL: base + "/v1", MaxRetries: -1})},
+		{name: "responses", base: base + "/v1", p: responses.New(responses.Options{BaseURL: base + "/v1", MaxRetries: -1})},
 	}
+}
+
+// seeded makes req repeatable: by its seed, or, on the Responses API,
+// which has no seed (Ollama's takes none), by greedy sampling.
+func (d liveDialect) seeded(req *llm.Request, seed int) *llm.Request {
+	if d.name == "responses" {
+		req.Temperature = livePtr(0.0)
+		return req
+	}
+	req.Seed = livePtr(seed)
+	return req
 }
 
 // liveCtx returns a context bounded by liveTimeout and ended with the test.
@@ -359,7 +373,7 @@ func TestIntegrationChat(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			liveNeedModels(t, d.base, "tiny")
 			req := func(seed int, noStream bool) *llm.Request {
-				return &llm.Request{Model: "tiny", Messages: liveUser("Hello, who are you?"), Seed: livePtr(seed), NoStream: noStream}
+				return d.seeded(&llm.Request{Model: "tiny", Messages: liveUser("Hello, who are you?"), NoStream: noStream}, seed)
 			}
 			texts := map[bool]string{}
 			for _, m := range liveStreamModes {
@@ -378,6 +392,9 @@ func TestIntegrationChat(t *testing.T) {
 			}
 			if len(texts) == 2 && texts[false] != texts[true] {
 				t.Errorf("same seed, different text:\nstreamed     %q\nnot streamed %q", texts[false], texts[true])
+			}
+			if d.name == "responses" {
+				return // no seed to vary
 			}
 			// Another seed gives another reply: the seed reached the sampler.
 			resp, _, err := liveChat(t, d.p, req(8, false))
@@ -778,7 +795,7 @@ func TestIntegrationToolRoundTrip(t *testing.T) {
 		t.Run(d.name+"/given history", func(t *testing.T) {
 			liveNeedModels(t, d.base, "tiny")
 			req := func(msgs []llm.Message) *llm.Request {
-				return &llm.Request{Model: "tiny", Messages: msgs, Tools: []llm.ToolSpec{liveWeatherTool}, Seed: livePtr(7), MaxTokens: 16}
+				return d.seeded(&llm.Request{Model: "tiny", Messages: msgs, Tools: []llm.ToolSpec{liveWeatherTool}, MaxTokens: 16}, 7)
 			}
 			first, _, err := liveChat(t, d.p, req(liveUser(question)))
 			if err != nil {
@@ -842,13 +859,18 @@ func TestIntegrationToolRoundTrip(t *testing.T) {
 func TestIntegrationThink(t *testing.T) {
 	tests := []struct {
 		name    string
-		only    string // "native" or "v1" restricts a case to one dialect
+		only    string // a dialect's name restricts a case to it
 		think   llm.Think
 		refused bool
 	}{
 		{name: "on", only: "native", think: llm.Think{Enabled: true}, refused: true},
 		{name: "on", only: "v1", think: llm.Think{Enabled: true}},
-		{name: "level", think: llm.Think{Enabled: true, Level: "high"}, refused: true},
+		{name: "level", only: "native", think: llm.Think{Enabled: true, Level: "high"}, refused: true},
+		{name: "level", only: "v1", think: llm.Think{Enabled: true, Level: "high"}, refused: true},
+		// Ollama 0.17.4's /v1/responses reads no reasoning setting at
+		// all (openai.FromResponsesRequest): a plain answer comes back.
+		{name: "on", only: "responses", think: llm.Think{Enabled: true}},
+		{name: "level", only: "responses", think: llm.Think{Enabled: true, Level: "high"}},
 		{name: "off", think: llm.Think{Enabled: false}},
 	}
 	for _, d := range liveDialects(t) {
@@ -860,8 +882,8 @@ func TestIntegrationThink(t *testing.T) {
 				t.Run(d.name+"/"+tc.name+"/"+m.name, func(t *testing.T) {
 					liveNeedModels(t, d.base, "tiny")
 					think := tc.think
-					resp, evs, err := liveChat(t, d.p, &llm.Request{Model: "tiny", Messages: liveUser("hi"), Seed: livePtr(7),
-						MaxTokens: 8, Think: &think, NoStream: m.noStream})
+					resp, evs, err := liveChat(t, d.p, d.seeded(&llm.Request{Model: "tiny", Messages: liveUser("hi"),
+						MaxTokens: 8, Think: &think, NoStream: m.noStream}, 7))
 					if !tc.refused {
 						liveCheckReply(t, resp, evs, err)
 						if resp.Message.Thinking != "" {
@@ -1000,7 +1022,7 @@ type gentleTransport struct {
 }
 
 func (g *gentleTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.HasSuffix(req.URL.Path, "/chat") && !strings.HasSuffix(req.URL.Path, "/chat/completions") {
+	if !strings.HasSuffix(req.URL.Path, "/chat") && !strings.HasSuffix(req.URL.Path, "/chat/completions") && !strings.HasSuffix(req.URL.Path, "/responses") {
 		return http.DefaultTransport.RoundTrip(req) // not a reply (the native provider's /api/show)
 	}
 	// The connection must not follow the caller's context, which the
@@ -1081,8 +1103,11 @@ func (b *gentleBody) Close() error {
 // liveGentleClient), and its count of closed bodies.
 func liveGentle(t *testing.T, d liveDialect) (llm.Provider, *atomic.Int64) {
 	hc, closed := liveGentleClient(t)
-	if d.native {
+	switch d.name {
+	case "native":
 		return ollama.New(ollama.Options{BaseURL: d.base, MaxRetries: -1, HTTPClient: hc}), closed
+	case "responses":
+		return responses.New(responses.Options{BaseURL: d.base, MaxRetries: -1, HTTPClient: hc}), closed
 	}
 	return openai.New(openai.Options{BaseURL: d.base, MaxRetries: -1, HTTPClient: hc}), closed
 }
@@ -1093,12 +1118,17 @@ func liveGentle(t *testing.T, d liveDialect) (llm.Provider, *atomic.Int64) {
 // soon is not asserted (a loaded machine makes any bound wrong); a stream
 // that did not end would run into liveTimeout.
 func TestIntegrationCancel(t *testing.T) {
-	// Seed 1 makes tiny tell a long story (about 170 tokens) on both
-	// dialects, so the reply is still coming when the context is cancelled.
-	// At most 200 tokens: the gentle client reads the rest of a cut reply.
-	story := func(noStream bool) *llm.Request {
+	// Seed 1 makes tiny tell a long story (about 170 tokens) on the native
+	// API and /v1, so the reply is still coming when the context is
+	// cancelled; on the Responses API, which has no seed, greedy sampling
+	// makes it write some 95 tokens after "Once upon a time". At most 200
+	// tokens: the gentle client reads the rest of a cut reply.
+	story := func(d liveDialect) *llm.Request {
+		if d.name == "responses" {
+			return &llm.Request{Model: "tiny", Messages: liveUser("Once upon a time"), Temperature: livePtr(0.0), MaxTokens: 200}
+		}
 		return &llm.Request{Model: "tiny", Messages: liveUser("Tell me a long story."), Seed: livePtr(1),
-			Temperature: livePtr(0.8), MaxTokens: 200, NoStream: noStream}
+			Temperature: livePtr(0.8), MaxTokens: 200}
 	}
 	// checkCancelled checks the end of a cancelled stream.
 	checkCancelled := func(t *testing.T, err error) {
@@ -1130,7 +1160,7 @@ func TestIntegrationCancel(t *testing.T) {
 				cancelled := false
 				var after int
 				var streamErr error
-				for ev, err := range p.Chat(ctx, story(false)) {
+				for ev, err := range p.Chat(ctx, story(d)) {
 					if err != nil {
 						streamErr = err
 						break
@@ -1191,7 +1221,7 @@ func TestIntegrationCancel(t *testing.T) {
 		t.Run(d.name+"/break", func(t *testing.T) {
 			p, closed := liveGentle(t, d)
 			events := 0
-			for _, err := range p.Chat(liveCtx(t), story(false)) {
+			for _, err := range p.Chat(liveCtx(t), story(d)) {
 				if err != nil {
 					t.Fatalf("chat: %v", err)
 				}
@@ -1207,7 +1237,7 @@ func TestIntegrationCancel(t *testing.T) {
 				t.Errorf("%d responses closed when the loop ended, want 1", n)
 			}
 			// The provider is still usable, and the server free.
-			resp, evs, err := liveChat(t, p, &llm.Request{Model: "tiny", Messages: liveUser("hi"), Seed: livePtr(7), MaxTokens: 8})
+			resp, evs, err := liveChat(t, p, d.seeded(&llm.Request{Model: "tiny", Messages: liveUser("hi"), MaxTokens: 8}, 7))
 			liveCheckReply(t, resp, evs, err)
 		})
 	}

@@ -4,7 +4,7 @@
 // provider maps its failures to.
 //
 // Everything specific to one server's wire format stops in the provider
-// packages (llm/ollama, llm/openai). Above them a tool call is always
+// packages (llm/ollama, llm/openai, llm/responses). Above them a tool call is always
 // {ID, Name, Args} with Args as parsed JSON, reasoning is always a separate
 // stream of EventThinking, and every failure is an *Error with a stable Code.
 package llm
@@ -179,7 +179,7 @@ func (m ModelInfo) Has(c Capability) bool {
 
 // ServerInfo is what a health check learns about a server.
 type ServerInfo struct {
-	// Kind is the provider kind, "ollama" or "openai".
+	// Kind is the provider kind: "ollama", "openai" or "responses".
 	Kind string `json:"kind"`
 	// BaseURL is the address that answered.
 	BaseURL string `json:"base_url"`

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/llmtest"
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 func TestMain(m *testing.M) {
@@ -71,6 +72,14 @@ var wireDialects = []wireDialect{
 				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries, HTTPClient: t.client(srv)})
 		},
 		stream: llmtest.OpenAIStream, whole: llmtest.OpenAIWhole,
+	},
+	{
+		name: "responses", path: "/v1/responses",
+		new: func(srv *llmtest.Server, t timeouts) llm.Provider {
+			return responses.New(responses.Options{BaseURL: srv.OpenAIURL(), Model: "m",
+				IdleTimeout: t.idle, FirstByteTimeout: t.first, MaxRetries: t.retries, HTTPClient: t.client(srv)})
+		},
+		stream: llmtest.ResponsesStream, whole: llmtest.ResponsesWhole,
 	},
 }
 
@@ -229,6 +238,7 @@ func TestErrors(t *testing.T) {
 		for _, p := range []llm.Provider{
 			ollama.New(ollama.Options{BaseURL: "http://" + closed, Model: "m", MaxRetries: -1}),
 			openai.New(openai.Options{BaseURL: "http://" + closed + "/v1", Model: "m", MaxRetries: -1}),
+			responses.New(responses.Options{BaseURL: "http://" + closed + "/v1", Model: "m", MaxRetries: -1}),
 		} {
 			_, err := fakeChat(t, p, nil)
 			var le *llm.Error
@@ -238,7 +248,7 @@ func TestErrors(t *testing.T) {
 			if p.Kind() == "ollama" && !strings.Contains(err.Error(), "ollama serve") {
 				t.Errorf("hint missing: %v", err)
 			}
-			if p.Kind() == "openai" && !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
+			if p.Kind() != "ollama" && !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
 				t.Errorf("hint missing: %v", err)
 			}
 		}
@@ -264,8 +274,8 @@ func TestErrors(t *testing.T) {
 			t.Run(tc.name+"/"+d.name, func(t *testing.T) {
 				srv := llmtest.New(t)
 				sc := tc.ollama
-				if d.name == "openai" {
-					sc = tc.openai
+				if d.name != "ollama" {
+					sc = tc.openai // the Responses API fails the same way
 				}
 				srv.Enqueue(d.path, sc)
 				_, err := fakeChat(t, d.new(srv, noRetry), nil)

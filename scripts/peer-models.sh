@@ -50,6 +50,14 @@ UP=${PEER_UP:-$ROOT/../shared/ollama-peer/up.sh}
   '["<tool_call>", "\n{\"name\": \"read_file\", ", "\"arguments\": {\"file_path\": \"notes.txt\"}}", "\n</tool_call>"]' \
   'You are a tiny scripted test model that always reads notes.txt.'
 
+# tiny-reader  tiny-read in a window long enough for Hearth's whole prompt:
+#              cmd/hearth's TestPeerResponses runs the real binary with
+#              --provider responses against it (Ollama's /v1/responses, which
+#              takes no num_ctx and cuts an overlong prompt silently).
+PEER_CTX=32768 PEER_NUM_CTX=16384 "$UP" model tiny-reader \
+  '["<tool_call>", "\n{\"name\": \"read_file\", ", "\"arguments\": {\"file_path\": \"notes.txt\"}}", "\n</tool_call>"]' \
+  'You are a tiny scripted test model that always reads notes.txt.'
+
 # tiny-answer  always answers "Done." in a window long enough for Hearth's
 #              whole prompt (the tokenizer spends a token per byte): the
 #              real binary runs whole sessions against it, and

@@ -1,5 +1,6 @@
 // Package doctor checks that a model server is ready for Hearth: that it
-// answers, which version it is, that the chosen model is there (and, on
+// answers, which version it is, whether it offers OpenAI's Responses API
+// (for the OpenAI dialects), that the chosen model is there (and, on
 // Ollama, pulls it when it is not), that it can call tools, that its context
 // window holds what Hearth sends before the user says anything, and that it
 // answers a chat. Each problem comes with the fix.
@@ -139,6 +140,10 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	if p.Kind() == "ollama" {
 		add(versionCheck(info.Version))
 	}
+	if rp, ok := p.(responsesProber); ok {
+		progress("asking whether the server offers the Responses API")
+		add(responsesCheck(ctx, rp, p.Kind(), info.BaseURL))
+	}
 
 	progress("listing models")
 	models, err := llm.Models(ctx, p)
@@ -219,6 +224,34 @@ func Run(ctx context.Context, p llm.Provider, baseURL string, opts Options) *Rep
 	progress("asking " + opts.Model + " for a one-word answer (the first call loads the model)")
 	add(chatCheck(ctx, p, opts.Model))
 	return r
+}
+
+// responsesProber is a provider that can tell whether its server offers
+// OpenAI's Responses API (llm/openai and llm/responses can).
+type responsesProber interface {
+	OffersResponses(ctx context.Context) (bool, error)
+}
+
+// responsesCheck says whether the server offers the Responses API: for the
+// responses provider, whether it can work at all; for the OpenAI dialect,
+// that --provider responses would work too.
+func responsesCheck(ctx context.Context, p responsesProber, kind, baseURL string) Check {
+	offered, err := p.OffersResponses(ctx)
+	at := strings.TrimRight(baseURL, "/") + "/responses"
+	switch {
+	case err != nil:
+		c := fromError("responses", err)
+		c.Status, c.Detail = Skip, "cannot tell whether the server offers the Responses API: "+c.Detail
+		return c
+	case offered && kind == "responses":
+		return Check{Name: "responses", Status: OK, Detail: "the server offers the Responses API (POST " + at + ")"}
+	case offered:
+		return Check{Name: "responses", Status: OK, Detail: "the server also offers the Responses API (POST " + at + "): --provider responses speaks it"}
+	case kind == "responses":
+		return Check{Name: "responses", Status: Fail, Detail: "the server does not offer the Responses API (nothing answers POST " + at + ")",
+			Fix: "use --provider openai (chat completions): llama.cpp's server and Ollama before 0.13.3 do not speak the Responses API; or upgrade the server (Ollama 0.13.3+, vLLM, LM Studio 0.3.29+ do)"}
+	}
+	return Check{Name: "responses", Status: OK, Detail: "chat completions only: the server does not offer the Responses API"}
 }
 
 func kindName(k string) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/prompted"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 func TestVersionCheck(t *testing.T) {
@@ -99,5 +100,55 @@ func TestToolsCheck(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		})
+	}
+}
+
+// TestResponsesCheck: for the OpenAI dialects the doctor says whether the
+// server offers the Responses API: a failure for --provider responses when
+// it does not, a note for chat completions.
+func TestResponsesCheck(t *testing.T) {
+	offered := llmtest.JSONResponse(400, map[string]any{"error": map[string]any{"message": "model is required", "type": "api_error"}})
+	missing := llmtest.JSONResponse(404, map[string]any{"error": map[string]any{"code": 404, "message": "File Not Found", "type": "not_found_error"}})
+	tests := []struct {
+		name      string
+		responses bool // the provider is llm/responses
+		sc        llmtest.Scenario
+		status    Status
+		detail    string
+		fix       string
+	}{
+		{"responses, offered", true, offered, OK, "the server offers the Responses API (POST ", ""},
+		{"responses, not offered", true, missing, Fail, "does not offer the Responses API", "--provider openai"},
+		{"openai, offered", false, offered, OK, "--provider responses speaks it", ""},
+		{"openai, not offered", false, missing, OK, "chat completions only", ""},
+		{"cannot tell", false, llmtest.OpenAIError(401, "Incorrect API key provided", "invalid_request_error", "invalid_api_key"), Skip, "cannot tell", "OPENAI_API_KEY"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t)
+			srv.AddModel(llmtest.Model{Name: "m"})
+			srv.Enqueue("/v1/responses", tc.sc)
+			var p llm.Provider = openai.New(openai.Options{BaseURL: srv.OpenAIURL(), MaxRetries: -1})
+			if tc.responses {
+				p = responses.New(responses.Options{BaseURL: srv.OpenAIURL(), MaxRetries: -1})
+			}
+			r := Run(context.Background(), p, srv.OpenAIURL(), Options{Model: "m", SkipChat: true})
+			c := find(r, "responses")
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || !strings.Contains(c.Fix, tc.fix) {
+				t.Errorf("%+v", c)
+			}
+			if r.Ready != (tc.status != Fail) {
+				t.Errorf("ready %v with %s", r.Ready, c.Status)
+			}
+			if r.Checks[1].Name != "responses" {
+				t.Errorf("the check is not right after the server's: %+v", r.Checks)
+			}
+		})
+	}
+	// Ollama's native API is not asked.
+	srv := llmtest.New(t)
+	r := Run(context.Background(), ollama.New(ollama.Options{BaseURL: srv.URL}), srv.URL, Options{SkipChat: true})
+	if c := find(r, "responses"); c.Name != "" || len(srv.RequestsTo("/v1/responses")) != 0 {
+		t.Errorf("native Ollama probed: %+v", c)
 	}
 }

@@ -72,7 +72,7 @@ func checkBaseURL(kind string, flags providers.Config, getenv func(string) strin
 	switch kind {
 	case providers.KindOllama:
 		sources = append(sources, source{getenv("OLLAMA_HOST"), "OLLAMA_HOST"})
-	case providers.KindOpenAI:
+	case providers.KindOpenAI, providers.KindResponses:
 		sources = append(sources, source{getenv("OPENAI_BASE_URL"), "OPENAI_BASE_URL"})
 	}
 	file := "your config"
@@ -86,7 +86,7 @@ func checkBaseURL(kind string, flags providers.Config, getenv func(string) strin
 		}
 		if err := CheckBaseURL(s.val); err != nil {
 			example := "http://127.0.0.1:11434"
-			if kind == providers.KindOpenAI {
+			if kind == providers.KindOpenAI || kind == providers.KindResponses {
 				example = "http://localhost:8000/v1"
 			}
 			return fmt.Errorf("%s %q is not a model server's address: %w; write it as http://HOST:PORT (for example %s)", s.what, s.val, err, example)

@@ -116,3 +116,41 @@ func TestRespond(t *testing.T) {
 		t.Errorf("recorded %d requests to /api/chat, want 4", n)
 	}
 }
+
+// TestResponsesShapes: the Responses renderer keeps runes whole in argument
+// pieces, sends the answer only at the end with FinalOnly, and nothing at
+// all with Empty.
+func TestResponsesShapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		d       ResponsesDialect
+		has     []string
+		hasNot  []string
+		chunks1 bool // the body is one chunk after the head
+	}{
+		{"default", ResponsesDialect{}, []string{"response.created", `"delta":"hi"`, "response.function_call_arguments.done", "response.completed", `"input_tokens"`}, nil, false},
+		{"pieces", ResponsesDialect{ArgPieces: 1}, []string{`"delta":"é"`}, []string{`\ufffd`, "\ufffd"}, false},
+		{"reasoning text", ResponsesDialect{ReasoningText: true}, []string{"response.reasoning_text.delta", `"type":"reasoning_text"`}, []string{"reasoning_summary_text"}, false},
+		{"final only", ResponsesDialect{FinalOnly: true}, []string{`"text":"hi"`, "response.completed"}, []string{"output_text.delta", "output_item.added"}, true},
+		{"empty", ResponsesDialect{Empty: true, NoUsage: true}, []string{`"output":[]`}, []string{"hi", `"f"`, "input_tokens"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := tc.d.Stream("m", Thinking("t"), Text("hi"), Call("f", `{"a":"é"}`))
+			body := sc.Body()
+			for _, s := range tc.has {
+				if !strings.Contains(body, s) {
+					t.Errorf("no %s in\n%s", s, body)
+				}
+			}
+			for _, s := range tc.hasNot {
+				if strings.Contains(body, s) {
+					t.Errorf("%s in\n%s", s, body)
+				}
+			}
+			if tc.chunks1 != (len(sc.Chunks) <= 2) {
+				t.Errorf("%d chunks", len(sc.Chunks))
+			}
+		})
+	}
+}

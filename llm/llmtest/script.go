@@ -9,8 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// Part is one step of a scripted reply, rendered into either dialect by
-// OllamaStream, OllamaWhole, OpenAIStream and OpenAIWhole.
+// Part is one step of a scripted reply, rendered into any dialect by
+// OllamaStream, OllamaWhole, OpenAIStream, OpenAIWhole, ResponsesStream and
+// ResponsesWhole.
 type Part struct {
 	kind   string
 	text   string

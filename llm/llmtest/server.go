@@ -1,11 +1,12 @@
-// Package llmtest is a scripted fake model server for tests. It speaks both
-// wire formats Hearth uses (Ollama's native NDJSON API and OpenAI-compatible
-// SSE), replays scenarios chunk by chunk with delays, errors and
-// disconnects, and records every request it gets.
+// Package llmtest is a scripted fake model server for tests. It speaks the
+// wire formats Hearth uses (Ollama's native NDJSON API, OpenAI-compatible
+// chat completions and the Responses API, both SSE), replays scenarios chunk
+// by chunk with delays, errors and disconnects, and records every request it
+// gets.
 //
 // Scenarios come from three places: builders that render one script of
-// text, thinking and tool calls in either dialect (OllamaStream,
-// OpenAIStream, …), raw transcripts of real servers kept under testdata
+// text, thinking and tool calls in any dialect (OllamaStream,
+// OpenAIStream, ResponsesStream, …), raw transcripts of real servers kept under testdata
 // (LoadTranscript), and hand-made Scenario values.
 package llmtest
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/prompted"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 // dialect is one wire format of the fake server.
@@ -33,6 +34,9 @@ var dialects = []dialect{
 	{"openai", "/v1/chat/completions", func(srv *llmtest.Server) llm.Provider {
 		return openai.New(openai.Options{BaseURL: srv.OpenAIURL(), Model: "m", MaxRetries: -1})
 	}, llmtest.OpenAIStream},
+	{"responses", "/v1/responses", func(srv *llmtest.Server) llm.Provider {
+		return responses.New(responses.Options{BaseURL: srv.OpenAIURL(), Model: "m", MaxRetries: -1})
+	}, llmtest.ResponsesStream},
 }
 
 var tools = []llm.ToolSpec{
@@ -49,14 +53,19 @@ func request() *llm.Request {
 	}}
 }
 
-// sent is the part of a chat request body the tests look at, in either
-// dialect.
+// sent is the part of a chat request body the tests look at, in any
+// dialect (the Responses API's input messages read as messages).
 type sent struct {
 	Tools    []json.RawMessage `json:"tools"`
 	Messages []struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
+	Input []struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"input"`
 	Stop    []string `json:"stop"`
 	Options struct {
 		Stop []string `json:"stop"`
@@ -70,6 +79,16 @@ func sentTo(t *testing.T, srv *llmtest.Server, path string) []sent {
 		var s sent
 		r.JSON(t, &s)
 		s.Stop = append(s.Stop, s.Options.Stop...)
+		for _, it := range s.Input {
+			if it.Type == "message" {
+				m := struct {
+					Role    string `json:"role"`
+					Content string `json:"content"`
+				}{Role: it.Role}
+				json.Unmarshal(it.Content, &m.Content)
+				s.Messages = append(s.Messages, m)
+			}
+		}
 		out = append(out, s)
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-agent/hearth/llm/ollama"
 	"github.com/hearth-agent/hearth/llm/openai"
 	"github.com/hearth-agent/hearth/llm/prompted"
+	"github.com/hearth-agent/hearth/llm/responses"
 )
 
 // The provider kinds.
@@ -24,6 +25,10 @@ const (
 	// KindOpenAI is any OpenAI-compatible server: OpenAI, vLLM, LM Studio,
 	// llama.cpp's server, Ollama's /v1, gateways.
 	KindOpenAI = "openai"
+	// KindResponses is a server with OpenAI's Responses API: OpenAI,
+	// Ollama's /v1 (0.13.3 and later), vLLM, LM Studio (0.3.29 and later).
+	// Its address, key and environment are those of KindOpenAI.
+	KindResponses = "responses"
 )
 
 // SecretEnv are the environment variables Resolve reads keys from. Hearth
@@ -45,7 +50,8 @@ type Config struct {
 	// (Qwen3 "thinking", DeepSeek-R1), so replies hold only </think>.
 	ImplicitThink bool
 	// Models holds what configuration says about models of an
-	// OpenAI-compatible server, which does not say it itself.
+	// OpenAI-compatible server (chat completions or Responses), which does
+	// not say it itself.
 	Models map[string]openai.ModelConfig
 	// ToolMode is how the models are offered tools: "auto" (the default),
 	// "native" or "prompted" (prompted.ParseMode). New does not apply it:
@@ -88,11 +94,11 @@ func Resolve(c, base Config, getenv func(string) string) (Config, error) {
 			c.BaseURL = ollama.ParseHost(c.BaseURL)
 		}
 		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"), base.APIKey)
-	case KindOpenAI:
+	case KindOpenAI, KindResponses:
 		c.BaseURL = openai.NormalizeBaseURL(pick(c.BaseURL, getenv("HEARTH_BASE_URL"), getenv("OPENAI_BASE_URL"), base.BaseURL))
 		c.APIKey = pick(c.APIKey, getenv("HEARTH_API_KEY"), getenv("OPENAI_API_KEY"), base.APIKey)
 	default:
-		return c, fmt.Errorf("unknown provider %q: use --provider ollama, or --provider openai for any OpenAI-compatible server (vLLM, LM Studio, llama.cpp), or the name of a provider in your config", c.Kind)
+		return c, fmt.Errorf("unknown provider %q: use --provider ollama, --provider openai for any OpenAI-compatible server (vLLM, LM Studio, llama.cpp), --provider responses for one with the Responses API (Ollama 0.13.3+, vLLM, LM Studio 0.3.29+), or the name of a provider in your config", c.Kind)
 	}
 	if s := strings.TrimSpace(getenv("HEARTH_NUM_CTX")); s != "" && c.NumCtx == 0 {
 		n, err := strconv.Atoi(s)
@@ -152,6 +158,9 @@ func New(c Config) (llm.Provider, error) {
 		return ollama.New(o), nil
 	case KindOpenAI:
 		return openai.New(openai.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, Model: c.Model, Models: c.Models,
+			IdleTimeout: c.IdleTimeout, ImplicitThink: c.ImplicitThink, Logger: c.Logger}), nil
+	case KindResponses:
+		return responses.New(responses.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, Model: c.Model, Models: c.Models,
 			IdleTimeout: c.IdleTimeout, ImplicitThink: c.ImplicitThink, Logger: c.Logger}), nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", c.Kind)

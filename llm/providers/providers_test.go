@@ -26,6 +26,9 @@ func TestResolve(t *testing.T) {
 		{"key flag beats env", Config{Kind: "openai", APIKey: "flag"}, map[string]string{"OPENAI_API_KEY": "env", "HEARTH_API_KEY": "h"}, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "flag"}, ""},
 		{"HEARTH_API_KEY beats OPENAI_API_KEY", Config{Kind: "openai"}, map[string]string{"OPENAI_API_KEY": "env", "HEARTH_API_KEY": "h"}, Config{Kind: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "h"}, ""},
 		{"model from env", Config{}, map[string]string{"HEARTH_MODEL": "qwen3:4b"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", Model: "qwen3:4b"}, ""},
+		{"responses takes the OpenAI settings", Config{Kind: "Responses"}, map[string]string{"OPENAI_BASE_URL": "http://localhost:11434", "OPENAI_API_KEY": "sk-1"},
+			Config{Kind: "responses", BaseURL: "http://localhost:11434/v1", APIKey: "sk-1"}, ""},
+		{"responses default is OpenAI", Config{Kind: "responses"}, map[string]string{"HEARTH_API_KEY": "h"}, Config{Kind: "responses", BaseURL: "https://api.openai.com/v1", APIKey: "h"}, ""},
 		{"unknown kind", Config{Kind: "anthropic"}, nil, Config{}, "unknown provider"},
 		{"tool mode defaults to auto", Config{}, nil, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", ToolMode: "auto"}, ""},
 		{"tool mode flag beats env", Config{ToolMode: "native"}, map[string]string{"HEARTH_TOOL_MODE": "prompted"}, Config{Kind: "ollama", BaseURL: "http://127.0.0.1:11434", ToolMode: "native"}, ""},
@@ -100,5 +103,19 @@ func TestResolveKnobs(t *testing.T) {
 				t.Errorf("%+v %v, want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNewKinds: each kind makes the provider of its dialect.
+func TestNewKinds(t *testing.T) {
+	for _, kind := range []string{KindOllama, KindOpenAI, KindResponses} {
+		c, err := Resolve(Config{Kind: kind}, Config{}, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(c)
+		if err != nil || p.Kind() != kind {
+			t.Errorf("%s: %v, kind %q", kind, err, p.Kind())
+		}
 	}
 }

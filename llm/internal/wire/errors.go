@@ -135,7 +135,7 @@ func mentionsModelNotFound(msg, code string) bool {
 
 // Target describes the server a Client talks to, for error messages.
 type Target struct {
-	// Provider is "ollama" or "openai".
+	// Provider is "ollama", "openai" or "responses".
 	Provider string
 	// BaseURL is shown in messages about reaching the server.
 	BaseURL string

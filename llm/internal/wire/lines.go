@@ -1,4 +1,4 @@
-// Package wire holds what both provider dialects need on the wire: readers
+// Package wire holds what the provider dialects need on the wire: readers
 // for Server-Sent Events and NDJSON streams, a watchdog that ends a stream
 // that went silent, the mapping of HTTP and network failures to *llm.Error,
 // and retries before any output.
