@@ -64,15 +64,34 @@ type Agent struct {
 // acpSession is an ACP session: a Hearth session of the agent of its
 // folder.
 type acpSession struct {
-	id  acp.SessionId
-	bot *hearth.Agent
+	id acp.SessionId
+	// cwd and servers are what the editor opened it with: each prompt
+	// takes the folder's agent as its trust now stands (a trust lowered
+	// meanwhile applies from the next prompt).
+	cwd     string
+	servers []acp.McpServer
 
 	mu   sync.Mutex
+	bot  *hearth.Agent // the agent its prompts run in (current)
 	idle chan struct{} // closed when no prompt runs (nil: none ever did)
 	// prompts are the cancel functions of the session's prompts running
 	// or waiting to run: session/cancel calls them (the connection's own
 	// cancel handle of a prompt is lost when an earlier one returns).
 	prompts map[*context.CancelFunc]struct{}
+}
+
+// current returns the agent the session's prompts run in.
+func (s *acpSession) current() *hearth.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bot
+}
+
+// use makes bot the session's agent.
+func (s *acpSession) use(bot *hearth.Agent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bot = bot
 }
 
 // track registers a prompt's cancel function until untrack.
@@ -190,7 +209,7 @@ func (a *Agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 		return acp.NewSessionResponse{}, err
 	}
 	id := acp.SessionId(session.NewID())
-	s := a.add(id, bot)
+	s := a.add(id, bot, p.Cwd, p.McpServers)
 	return acp.NewSessionResponse{SessionId: id, Modes: modes(bot, bot.Session(string(s.id)).Mode())}, nil
 }
 
@@ -240,7 +259,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	s := a.add(p.SessionId, bot)
+	s := a.add(p.SessionId, bot, cwd, p.McpServers)
 	m := newTurnMapper(bot.Workspace(), a.describer(hs))
 	for _, u := range replay(m, msgs, runs, plan) {
 		if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: s.id, Update: u}); err != nil {
@@ -301,7 +320,7 @@ func (a *Agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (
 	if err != nil {
 		return acp.SetSessionModeResponse{}, err
 	}
-	if err := s.bot.Session(string(s.id)).SetMode(hearth.Mode(p.ModeId)); err != nil {
+	if err := s.current().Session(string(s.id)).SetMode(hearth.Mode(p.ModeId)); err != nil {
 		return acp.SetSessionModeResponse{}, invalidParams(err.Error())
 	}
 	return acp.SetSessionModeResponse{}, nil
@@ -316,7 +335,13 @@ func (a *Agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	if err != nil {
 		return acp.PromptResponse{}, err
 	}
-	msg, err := promptText(p.Prompt, s.bot.Workspace())
+	// The folder's agent as its trust now stands (the same one while
+	// nothing changed).
+	if bot, err := a.agent(ctx, s.cwd, s.servers); err == nil {
+		s.use(bot)
+	}
+	bot := s.current()
+	msg, err := promptText(p.Prompt, bot.Workspace())
 	if err != nil {
 		return acp.PromptResponse{}, invalidParams(err.Error())
 	}
@@ -344,9 +369,9 @@ func (a *Agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	// Updates are sent to the end, a cancelled turn's last ones
 	// included: the editor waits for them before the answer.
 	nctx := context.WithoutCancel(ctx)
-	hs := s.bot.Session(string(s.id))
-	m := newTurnMapper(s.bot.Workspace(), a.describer(hs))
-	turn := s.bot.NewTurn(tctx, hearth.Request{SessionID: string(s.id), Message: msg})
+	hs := bot.Session(string(s.id))
+	m := newTurnMapper(bot.Workspace(), a.describer(hs))
+	turn := bot.NewTurn(tctx, hearth.Request{SessionID: string(s.id), Message: msg})
 	for ev := range turn.Events() {
 		for _, u := range m.event(ev) {
 			if err := a.conn.SessionUpdate(nctx, acp.SessionNotification{SessionId: s.id, Update: u}); err != nil {
@@ -463,13 +488,13 @@ func (a *Agent) agent(ctx context.Context, cwd string, servers []acp.McpServer) 
 
 // add registers a session of the connection (one loaded again is the same
 // session, unless its folder's agent changed).
-func (a *Agent) add(id acp.SessionId, bot *hearth.Agent) *acpSession {
+func (a *Agent) add(id acp.SessionId, bot *hearth.Agent, cwd string, servers []acp.McpServer) *acpSession {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if s := a.sessions[id]; s != nil && s.bot == bot {
+	if s := a.sessions[id]; s != nil && s.current() == bot {
 		return s
 	}
-	s := &acpSession{id: id, bot: bot}
+	s := &acpSession{id: id, bot: bot, cwd: cwd, servers: servers}
 	a.sessions[id] = s
 	return s
 }

@@ -166,6 +166,10 @@ func CheckBeneath(root, path string, check func(path string) error) error {
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
 		return notRegular(path, fi.Mode())
+	case err == nil && hardLinked(fi):
+		// An editor that saves in place writes through every link: one
+		// to a file outside the workspace would change that file.
+		return fmt.Errorf("%s has other hard links (one may lead outside the workspace): it is not written through the editor", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}

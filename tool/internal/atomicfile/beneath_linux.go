@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -94,4 +95,10 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 	}
 	_ = unix.Fsync(dfd) // EBADF for an O_PATH descriptor (an unreadable directory)
 	return nil
+}
+
+// hardLinked reports whether a file has more than one name.
+func hardLinked(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
 }

@@ -129,3 +129,26 @@ func TestWriteBeneathUnreadableDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckBeneathHardLink: a file with another name (a hard link, maybe to
+// a file outside the workspace) is not written through an editor that
+// saves in place.
+func TestCheckBeneathHardLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "victim.txt")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "linked.txt")
+	if err := os.Link(target, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if err := CheckBeneath(root, link, nil); err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("a hard-linked file: %v", err)
+	}
+	plain := filepath.Join(root, "plain.txt")
+	os.WriteFile(plain, []byte("x"), 0o644)
+	if err := CheckBeneath(root, plain, nil); err != nil {
+		t.Errorf("a plain file: %v", err)
+	}
+}

@@ -72,3 +72,7 @@ func writeBeneath(root, path, dirRel, name string, data []byte, perm fs.FileMode
 	}
 	return nil
 }
+
+// hardLinked reports whether a file has more than one name (not known
+// here: false).
+func hardLinked(fs.FileInfo) bool { return false }
