@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hearth-agent/hearth/config"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,4 +421,55 @@ func TestSingleWorkspaceServer(t *testing.T) {
 	// Adding a folder needs no Check.
 	var added session.Workspace
 	f.call("POST", "/v1/workspaces", map[string]any{"path": t.TempDir()}, http.StatusCreated, &added)
+}
+
+// TestTrustChoicePinsTheProjectFile: a trust chosen through the API is
+// given for the project's .hearth/config.toml as it is then (its hash
+// stored), the server's agents are told (--trust ends there), and a trusted
+// workspace whose file changes since is listed as config_changed, for the
+// web UI to ask again.
+func TestTrustChoicePinsTheProjectFile(t *testing.T) {
+	m := newMulti(t)
+	cfg := filepath.Join(m.ws2, ".hearth", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg, []byte("[profiles.api]\nmax_turns = 3\n"), 0o644)
+	var got session.Workspace
+	m.call("POST", "/v1/workspaces", map[string]any{"path": m.ws2, "trust": "trusted"}, http.StatusCreated, &got)
+	if got.ConfigHash == "" || got.ConfigHash != config.ProjectHash(m.ws2) || !got.TrustChosen {
+		t.Errorf("stored %+v, want the file's hash %s", got, config.ProjectHash(m.ws2))
+	}
+	m.wss.mu.Lock()
+	told := slices.Contains(m.wss.changed, m.ws2)
+	m.wss.mu.Unlock()
+	if !told {
+		t.Error("the agents were not told of the choice")
+	}
+	list := func() map[string]bool {
+		var l struct {
+			Workspaces []struct {
+				Path          string `json:"path"`
+				ConfigChanged bool   `json:"config_changed"`
+			} `json:"workspaces"`
+		}
+		m.call("GET", "/v1/workspaces", nil, http.StatusOK, &l)
+		out := map[string]bool{}
+		for _, w := range l.Workspaces {
+			out[w.Path] = w.ConfigChanged
+		}
+		return out
+	}
+	if changed, ok := list()[m.ws2]; !ok || changed {
+		t.Errorf("listed: %v", list())
+	}
+	os.WriteFile(cfg, []byte("[mcp_servers.x]\ncommand = \"sh\"\n"), 0o644)
+	if !list()[m.ws2] {
+		t.Errorf("a changed file is not config_changed: %v", list())
+	}
+	// Trusted again: the new file.
+	m.call("PATCH", "/v1/workspaces?path="+url.QueryEscape(m.ws2), map[string]any{"trust": "trusted"}, http.StatusOK, &got)
+	if got.ConfigHash != config.ProjectHash(m.ws2) || list()[m.ws2] {
+		t.Errorf("after trusting again: %+v %v", got, list())
+	}
 }

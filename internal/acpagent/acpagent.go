@@ -235,6 +235,9 @@ func (a *Agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if stored.ParentID != "" {
 		return acp.LoadSessionResponse{}, invalidParams(fmt.Sprintf("session %s is a sub-agent's (of %s): load %s", p.SessionId, stored.ParentID, stored.ParentID))
 	}
+	if !filepath.IsAbs(p.Cwd) {
+		return acp.LoadSessionResponse{}, invalidParams(fmt.Sprintf("cwd %q is not an absolute path: ACP paths are absolute", p.Cwd))
+	}
 	cwd, err := loader.WorkspaceRoot(p.Cwd)
 	if err != nil {
 		return acp.LoadSessionResponse{}, invalidParams(fmt.Sprintf("cwd %s: %v", p.Cwd, err))
@@ -285,6 +288,9 @@ func (a *Agent) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (ac
 	}
 	opts := session.ListOptions{Limit: 200}
 	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return out, invalidParams(fmt.Sprintf("cwd %q is not an absolute path: ACP paths are absolute", *p.Cwd))
+		}
 		root, err := loader.WorkspaceRoot(*p.Cwd)
 		if err != nil {
 			return out, invalidParams(fmt.Sprintf("cwd %s: %v", *p.Cwd, err))

@@ -111,11 +111,12 @@ func planEntries(p *hearth.Plan) []acp.PlanEntry {
 
 // call is what a turn remembers of a tool call it announced.
 type call struct {
-	name   string
-	args   json.RawMessage
-	output strings.Builder // what the call streamed (tool_output)
-	sent   time.Time       // when its output was last sent
-	done   bool            // its result was shown
+	name    string
+	args    json.RawMessage
+	output  strings.Builder // what the call streamed (tool_output), its tail
+	dropped int             // the bytes streamed before output's
+	sent    time.Time       // when its output was last sent
+	done    bool            // its result was shown
 }
 
 // turnMapper maps one turn's Hearth events (docs/events.md) to ACP session
@@ -243,6 +244,18 @@ func (m *turnMapper) output(ev hearth.Event) []acp.SessionUpdate {
 		return out
 	}
 	c.output.WriteString(ev.Text)
+	if c.output.Len() > 4*maxShown {
+		// Only the tail is ever shown: keep a bounded one, and count
+		// what went.
+		s := c.output.String()
+		cut := len(s) - maxShown
+		for cut < len(s) && !runeStart(s[cut]) {
+			cut++
+		}
+		c.dropped += cut
+		c.output.Reset()
+		c.output.WriteString(s[cut:])
+	}
 	now := m.now()
 	if !c.sent.IsZero() && now.Sub(c.sent) < outputEvery {
 		return out
@@ -252,7 +265,7 @@ func (m *turnMapper) output(ev hearth.Event) []acp.SessionUpdate {
 	return append(out, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{
 		ToolCallId: acp.ToolCallId(ev.ID),
 		Status:     &status,
-		Content:    []acp.ToolCallContent{textContent(fence(tail(c.output.String(), maxShown)))},
+		Content:    []acp.ToolCallContent{textContent(fence(c.shown()))},
 	}})
 }
 
@@ -421,6 +434,20 @@ func head(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("\n… [%d more bytes]", len(s)-cut)
+}
+
+// shown is the tail of what a call streamed, at most maxShown bytes,
+// saying how many came before.
+func (c *call) shown() string {
+	s := c.output.String()
+	if c.dropped == 0 {
+		return tail(s, maxShown)
+	}
+	cut := max(0, len(s)-maxShown)
+	for cut < len(s) && !runeStart(s[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("[%d bytes before] …\n", c.dropped+cut) + s[cut:]
 }
 
 // tail keeps the last n bytes of s (from a rune boundary), saying so.

@@ -2,6 +2,7 @@ package acpagent
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,4 +304,32 @@ func FuzzCallPaths(f *testing.F) {
 		_ = m.permissionCall(hearth.Event{Type: hearth.EventApprovalRequired, ID: "c", Name: name, Args: json.RawMessage(args)})
 		_ = m.event(hearth.Event{Type: hearth.EventToolResult, ID: "c", Name: name, OK: true, Output: args})
 	})
+}
+
+// TestOutputBounded: a command that streams without end keeps a bounded
+// tail, and what the editor is sent counts every byte before it.
+func TestOutputBounded(t *testing.T) {
+	m := newTurnMapper("/w", nil)
+	clock := time.Unix(0, 0)
+	m.now = func() time.Time { return clock }
+	m.event(hearth.Event{Type: hearth.EventToolCall, ID: "c", Name: "run_shell_command", Args: json.RawMessage(`{"command":"yes"}`)})
+	chunk := strings.Repeat("x", 999) + "\n"
+	total := 0
+	var last string
+	for range 1000 {
+		clock = clock.Add(time.Second) // every chunk is sent
+		total += len(chunk)
+		for _, u := range m.event(hearth.Event{Type: hearth.EventToolOutput, ID: "c", Name: "run_shell_command", Text: chunk}) {
+			if u.ToolCallUpdate != nil && len(u.ToolCallUpdate.Content) > 0 && u.ToolCallUpdate.Content[0].Content != nil {
+				last = u.ToolCallUpdate.Content[0].Content.Content.Text.Text
+			}
+		}
+	}
+	if n := m.calls["c"].output.Len(); n > 4*maxShown {
+		t.Fatalf("kept %d bytes of %d", n, total)
+	}
+	want := strings.Replace("[N bytes before]", "N", strconv.Itoa(total-maxShown), 1)
+	if !strings.Contains(last, want) || len(last) > maxShown+200 {
+		t.Errorf("last update (%d bytes) begins %q, want %q", len(last), last[:min(len(last), 80)], want)
+	}
 }
