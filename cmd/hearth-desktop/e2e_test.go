@@ -313,6 +313,44 @@ func TestDesktop(t *testing.T) {
 			t.Fatal("the command ran, unapproved")
 		}
 	})
+
+	t.Run("a folder never trusted: the window asks once, and the answer is kept", func(t *testing.T) {
+		fresh := filepath.Join(d.tmp, "fresh")
+		if err := os.Mkdir(fresh, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		d.start(t, fresh)
+		d.waitText(t, "the trust question", "Do you trust this folder?", "Read-only", "Decide later")
+		// The folder's level (Untrusted) has the focus: Up is Read-only.
+		d.focus(t)
+		d.key(t, "Up")
+		p := d.waitFor(t, "the Save button", func(p probe) bool {
+			return p.has(func(e element) bool { return e.Tag == "button" && e.Label == "Save" })
+		})
+		d.click(t, p, func(e element) bool { return e.Tag == "button" && e.Label == "Save" })
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st, err := session.Open(context.Background(), filepath.Join(d.home, "hearth.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := st.Workspace(context.Background(), fresh)
+			st.Close()
+			if err == nil && w.TrustChosen && w.Trust == session.TrustReadOnly {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the answer was not kept: %+v %v; the window shows:\n%s", w, err, d.waitFor(t, "anything", func(probe) bool { return true }).Text)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		d.waitFor(t, "the folder's trust, now read-only, in the header", func(p probe) bool {
+			return p.has(func(e element) bool {
+				return e.Testid == "workspace" && strings.Contains(e.Label, "the folder is read-only")
+			})
+		})
+		d.stop(t)
+	})
 }
 
 // deskModel answers as the marker in the last prompt says.
@@ -403,6 +441,19 @@ func newDesk(t *testing.T, bin string) *desk {
 	if err := os.WriteFile(filepath.Join(d.ws, "README.md"), []byte("# Project\nHello, desktop.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The folders the test opens have had their trust chosen (untrusted,
+	// the default): the page's question about a folder never trusted
+	// would otherwise stand over the window.
+	st, err := session.Open(context.Background(), filepath.Join(d.home, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{d.ws, filepath.Join(tmp, "chosen"), filepath.Join(tmp, "other-project")} {
+		if _, err := st.AddWorkspace(context.Background(), session.Workspace{Path: ws, Trust: session.TrustUntrusted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
 	display := startXvfb(t)
 	bus := startBus(t)
 	d.notes = serveNotifications(t, bus)
