@@ -68,7 +68,7 @@ test('the never-seen workspace: asked once a load, "Decide later" keeps it untru
   await dialog.waitFor();
   await hasText(dialog, def);
   // The three levels, each explained.
-  for (const want of ['.hearth/config.toml', 'MCP servers and providers', 'read-only sandbox', 'only tighten', 'above “default” are not available']) {
+  for (const want of ['.hearth/config.toml', 'providers, and MCP servers', 'read-only sandbox', 'only tighten', 'above “default” are not available']) {
     await hasText(dialog, want);
   }
   // The focus is in the dialog, on the level it has now.

@@ -152,9 +152,6 @@ export function App() {
   const wsOptions = useMemo(() => (multiple ? switcherOptions(wsList?.workspaces ?? [], wsDefault, wsList?.default_trust) : []), [multiple, wsList, wsDefault])
   const currentPath = multiple ? currentWorkspace(settings.workspace, wsOptions, wsDefault) : undefined
   const currentWs = wsOptions.find((w) => w.path === currentPath)
-  // The workspace whose agent the header, model picker and settings
-  // describe: the current one (its trust may give it its own model server).
-  const describedWs = multiple ? currentPath : undefined
   // The folder whose trust the page asks about: the current workspace, or
   // in the desktop app the folder it has open.
   const deskPath = desktop() ? workspace?.path : undefined
@@ -253,20 +250,20 @@ export function App() {
   const loadModels = useCallback(async () => {
     if (!client) return
     try {
-      const r = await client.models(describedWs)
+      const r = await client.models()
       setModels(r.models ?? [])
       setDefaultModel(r.default ?? '')
     } catch (err) {
       fail(err)
     }
-  }, [client, fail, describedWs])
+  }, [client, fail])
 
   // The model server's health, now and every 30 s.
   const reachable = useRef<boolean>(undefined)
   const checkHealth = useCallback(async () => {
     if (!client) return
     try {
-      const h = await client.health(undefined, describedWs)
+      const h = await client.health()
       setHealth(h)
       setOffline(false)
       if (h.provider.reachable && reachable.current !== true) void loadModels()
@@ -278,7 +275,7 @@ export function App() {
         reachable.current = undefined
       }
     }
-  }, [client, fail, loadModels, describedWs])
+  }, [client, fail, loadModels])
   useEffect(() => {
     void checkHealth()
     const t = setInterval(() => void checkHealth(), healthEvery)
